@@ -1,0 +1,118 @@
+"""Spider arguments, parsed and validated the same way whether they come from the command line
+(``-a name=value``) or from Scrapyd's ``schedule.json`` (always strings).  No Scrapy import.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .frontier.strategies import STRATEGIES
+from .relevance import parse_keywords
+from .urls import canonical
+
+
+class ArgumentError(ValueError):
+    """A bad spider argument: reported as one line, never as a traceback."""
+
+
+@dataclass
+class CrawlArguments:
+    keywords: list[str]
+    seeds: list[str] = field(default_factory=list)
+    allowed_domains: list[str] = field(default_factory=list)
+    frontier: dict[str, Any] = field(default_factory=dict)  # overrides for the scheduler
+    render: str = ""  # "" (never) or "js" (render every page with a browser)
+
+
+def _int(name: str, value: Any, minimum: int) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ArgumentError(f"{name} must be an integer, got {value!r}") from None
+    if number < minimum:
+        raise ArgumentError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
+def parse_seeds(value: str | list[str] | None) -> list[str]:
+    """Comma-separated URLs, or the path of a file with one URL per line (# comments)."""
+    if not value:
+        return []
+    if isinstance(value, str) and os.path.isfile(value.strip()):
+        with open(value.strip(), encoding="utf-8") as f:
+            items = [line.split("#", 1)[0].strip() for line in f]
+    elif isinstance(value, str):
+        if "://" not in value and os.sep in value:
+            raise ArgumentError(f"seeds file not found: {value}")
+        items = [part.strip() for part in value.replace("\n", ",").split(",")]
+    else:
+        items = [str(v).strip() for v in value]
+    seeds: list[str] = []
+    for item in items:
+        if not item:
+            continue
+        try:
+            url = canonical(item)
+        except ValueError as e:
+            raise ArgumentError(f"malformed seed URL {item!r}: {e}") from None
+        if url not in seeds:
+            seeds.append(url)
+    return seeds
+
+
+def parse_arguments(
+    *,
+    keywords: Any = None,
+    seeds: Any = None,
+    max_pages: Any = None,
+    strategy: Any = None,
+    allowed_domains: Any = None,
+    n: Any = None,
+    max_buffer: Any = None,
+    seed: Any = None,
+    reorder: Any = None,
+    render: Any = None,
+) -> CrawlArguments:
+    if keywords is None or not str(keywords).strip():
+        raise ArgumentError('keywords are required, e.g. -a keywords="transaction isolation"')
+    words = parse_keywords(keywords if isinstance(keywords, list) else str(keywords))
+    if not words:
+        raise ArgumentError(f"keywords {keywords!r} contain only stop words")
+    frontier: dict[str, Any] = {}
+    if strategy is not None:
+        name = str(strategy).strip().lower()
+        if name not in STRATEGIES:
+            raise ArgumentError(
+                f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}"
+            )
+        frontier["strategy"] = name
+    if max_pages is not None:
+        frontier["max_pages"] = _int("max_pages", max_pages, 1)
+    if n is not None:
+        frontier["n"] = _int("n", n, 1)
+    if max_buffer is not None:
+        frontier["max_buffer"] = _int("max_buffer", max_buffer, 0)
+    if seed is not None:
+        frontier["seed"] = _int("seed", seed, 0)
+    if reorder is not None:
+        value = str(reorder).strip().lower()
+        if value not in ("none", "backlinks", "score"):
+            raise ArgumentError(f"reorder must be none, backlinks or score, not {reorder!r}")
+        frontier["reorder"] = value
+    domains: list[str] = []
+    if allowed_domains:
+        raw = allowed_domains if isinstance(allowed_domains, list) else str(allowed_domains)
+        parts = raw if isinstance(raw, list) else raw.split(",")
+        domains = [d.strip().lower() for d in parts if d.strip()]
+    render_mode = str(render or "").strip().lower()
+    if render_mode not in ("", "none", "js"):
+        raise ArgumentError(f"render must be js or none, not {render!r}")
+    return CrawlArguments(
+        keywords=words,
+        seeds=parse_seeds(seeds),
+        allowed_domains=domains,
+        frontier=frontier,
+        render="js" if render_mode == "js" else "",
+    )

@@ -1,0 +1,122 @@
+"""Per-server politeness state shared by the scheduler and the politeness middleware.
+
+No Scrapy import.  A request goes through two steps:
+
+1. the scheduler *reserves* a slot on its server when it hands the request out
+   (:meth:`HostPolicy.reserve`), and only hands out requests for servers where
+   ``pending + active < concurrency`` (:meth:`HostPolicy.can_dispatch`), preferring servers whose
+   delay has passed (:meth:`HostPolicy.is_due`);
+2. the downloader middleware *starts* it (:meth:`HostPolicy.start`) just before the download, once
+   ``active < concurrency`` and the delay since the previous start has passed, and *finishes* it
+   (:meth:`HostPolicy.finish`) when the response or the error comes back.
+
+Requests the scheduler never saw (robots.txt) only take step 2, so a page request waiting for its
+server's robots.txt never blocks the robots.txt fetch itself.
+
+Slow servers (a response slower than ``slow_seconds``, or a timeout) drop to one connection and a
+delay of ``slow_factor`` times their response time, capped at ``max_delay`` — Heritrix's rule.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class ServerState:
+    concurrency: int
+    delay: float
+    pending: int = 0  # handed out by the scheduler, not started yet
+    active: int = 0  # being downloaded
+    next_start: float = 0.0  # monotonic time before which no request may start
+    crawl_delay: float = 0.0  # from robots.txt
+    slow: bool = False
+    last_response_time: float = 0.0
+    started: int = 0
+
+
+class HostPolicy:
+    def __init__(
+        self,
+        *,
+        concurrency: int = 1,
+        delay: float = 0.0,
+        slow_seconds: float = 5.0,
+        slow_factor: float = 2.0,
+        max_delay: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("per-server concurrency must be at least 1")
+        self.concurrency = concurrency
+        self.delay = delay
+        self.slow_seconds = slow_seconds
+        self.slow_factor = slow_factor
+        self.max_delay = max_delay
+        self.clock = clock
+        self.servers: dict[str, ServerState] = {}
+
+    def server(self, host: str) -> ServerState:
+        state = self.servers.get(host)
+        if state is None:
+            state = self.servers[host] = ServerState(self.concurrency, self.delay)
+        return state
+
+    # -- scheduler side --------------------------------------------------------------------
+    def can_dispatch(self, host: str) -> bool:
+        state = self.servers.get(host)
+        return state is None or state.pending + state.active < state.concurrency
+
+    def is_due(self, host: str, now: float | None = None) -> bool:
+        state = self.servers.get(host)
+        return state is None or (now if now is not None else self.clock()) >= state.next_start
+
+    def reserve(self, host: str) -> None:
+        self.server(host).pending += 1
+
+    def unreserve(self, host: str) -> None:
+        state = self.server(host)
+        state.pending = max(0, state.pending - 1)
+
+    # -- downloader side -------------------------------------------------------------------
+    def wait_time(self, host: str, now: float | None = None) -> float | None:
+        """Seconds to wait before a request may start, or None while the server is full."""
+        state = self.server(host)
+        if state.active >= state.concurrency:
+            return None
+        now = now if now is not None else self.clock()
+        return max(0.0, state.next_start - now)
+
+    def start(self, host: str, *, reserved: bool, now: float | None = None) -> float:
+        state = self.server(host)
+        now = now if now is not None else self.clock()
+        if reserved:
+            state.pending = max(0, state.pending - 1)
+        state.active += 1
+        state.started += 1
+        state.next_start = now + self.current_delay(host)
+        return now
+
+    def finish(
+        self, host: str, elapsed: float, *, timed_out: bool = False, now: float | None = None
+    ) -> None:
+        state = self.server(host)
+        state.active = max(0, state.active - 1)
+        state.last_response_time = elapsed
+        if timed_out or elapsed > self.slow_seconds:
+            state.slow = True
+            state.concurrency = 1
+            state.delay = min(self.max_delay, max(state.delay, self.slow_factor * elapsed))
+            now = now if now is not None else self.clock()
+            # Heritrix waits after the end of a slow fetch, not just after its start.
+            state.next_start = max(state.next_start, now + state.delay)
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        state = self.server(host)
+        state.crawl_delay = min(self.max_delay, max(0.0, seconds))
+
+    def current_delay(self, host: str) -> float:
+        state = self.server(host)
+        return max(state.delay, state.crawl_delay)

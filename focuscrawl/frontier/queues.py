@@ -1,0 +1,186 @@
+"""Priority queues split by server, so politeness can skip busy servers without losing order.
+
+A crawl-ordering strategy gives each queued URL a priority *key* (a tuple, smallest first).  With
+one global heap, a polite crawler would have to pop and push back every URL of a server that may
+not be contacted yet.  :class:`ServerQueues` keeps one heap per server plus a heap of servers keyed
+by their best URL, and :meth:`ServerQueues.pop` returns the best URL among the servers that
+``ready(server)`` accepts: the global order is kept as far as politeness allows.
+
+``round_robin > 0`` reproduces WebBase's load balancing instead (Cho et al., section 5.1): servers
+are hashed into that many queues, read one URL per queue in turn, so a server is hit at most once
+per ``round_robin`` URLs when all queues are busy.
+
+Re-keying (decrease-key) is lazy: an entry carries a ``tick`` that changes when its key changes or
+it leaves the queue, and heap items with an old tick are skipped.  Push and pop are O(log n).
+"""
+
+from __future__ import annotations
+
+import heapq
+import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+Key = tuple
+
+
+class Entry:
+    """A queued URL: a compact record, never a whole Request."""
+
+    __slots__ = (
+        "url", "host", "key", "tick", "queued", "score", "keyword", "depth", "parent",
+        "anchor", "payload", "seq", "extra",
+    )
+
+    def __init__(
+        self, url: str, host: str, seq: int, *, score: float = 0.0, keyword: bool = False,
+        depth: int = 0, parent: str | None = None, anchor: str = "", payload: Any = None,
+    ) -> None:
+        self.url = url
+        self.host = host
+        self.seq = seq
+        self.score = score
+        self.keyword = keyword
+        self.depth = depth
+        self.parent = parent
+        self.anchor = anchor
+        self.payload = payload
+        self.key: Key = ()
+        self.tick = 0
+        self.queued = False
+        self.extra: Any = None
+
+    def __repr__(self) -> str:
+        return f"Entry({self.url!r}, key={self.key!r})"
+
+
+class _Heap:
+    """A lazily-cleaned heap of (key, tick, seq, entry) items."""
+
+    __slots__ = ("items", "stamp")
+
+    def __init__(self) -> None:
+        self.items: list[tuple] = []
+        self.stamp = 0
+
+    def top(self) -> Entry | None:
+        items = self.items
+        while items:
+            key, tick, _, entry = items[0]
+            if entry.queued and entry.tick == tick:
+                return entry
+            heapq.heappop(items)
+        return None
+
+
+class ServerQueues:
+    """Per-server heaps and a heap of servers, or WebBase's hashed round-robin queues."""
+
+    def __init__(self, round_robin: int = 0) -> None:
+        self.round_robin = round_robin
+        self._queues: dict[Any, _Heap] = {}
+        self._servers: list[tuple] = []  # (best key, stamp, server) in per-server mode
+        self._cursor = 0
+        self._len = 0
+        self._ticks = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _bucket(self, host: str) -> Any:
+        if self.round_robin:
+            return zlib.crc32(host.encode()) % self.round_robin
+        return host
+
+    def push(self, entry: Entry, key: Key) -> None:
+        """Queue ``entry`` with ``key``, or re-key it if it is queued already."""
+        if not entry.queued:
+            self._len += 1
+            entry.queued = True
+        self._ticks += 1
+        entry.tick = self._ticks
+        entry.key = key
+        bucket = self._bucket(entry.host)
+        heap = self._queues.get(bucket)
+        if heap is None:
+            heap = self._queues[bucket] = _Heap()
+        top = heap.top()
+        heapq.heappush(heap.items, (key, entry.tick, entry.seq, entry))
+        if not self.round_robin and (top is None or key < top.key):
+            heap.stamp += 1
+            heapq.heappush(self._servers, (key, heap.stamp, bucket))
+
+    def discard(self, entry: Entry) -> None:
+        """Remove ``entry`` (eviction, or handed out by another path)."""
+        if entry.queued:
+            entry.queued = False
+            self._len -= 1
+
+    def _take(self, bucket: Any, heap: _Heap) -> Entry:
+        entry = heap.top()
+        assert entry is not None
+        heapq.heappop(heap.items)
+        entry.queued = False
+        self._len -= 1
+        if not self.round_robin:
+            heap.stamp += 1
+            nxt = heap.top()
+            if nxt is not None:
+                heapq.heappush(self._servers, (nxt.key, heap.stamp, bucket))
+            else:
+                del self._queues[bucket]
+        return entry
+
+    def pop(self, ready: Callable[[str], bool] | None = None) -> Entry | None:
+        """The best queued entry whose server ``ready`` accepts (any server if ready is None)."""
+        if self.round_robin:
+            return self._pop_round_robin(ready)
+        skipped: list[tuple] = []
+        found: Entry | None = None
+        servers = self._servers
+        while servers:
+            item = heapq.heappop(servers)
+            key, stamp, bucket = item
+            heap = self._queues.get(bucket)
+            if heap is None or heap.stamp != stamp:
+                continue  # stale
+            top = heap.top()
+            if top is None:
+                del self._queues[bucket]
+                continue
+            if top.key != key:  # the top was re-keyed or discarded: re-file the server
+                heap.stamp += 1
+                heapq.heappush(servers, (top.key, heap.stamp, bucket))
+                continue
+            if ready is not None and not ready(top.host):
+                skipped.append(item)
+                continue
+            found = self._take(bucket, heap)
+            break
+        for item in skipped:
+            heapq.heappush(servers, item)
+        return found
+
+    def _pop_round_robin(self, ready: Callable[[str], bool] | None) -> Entry | None:
+        n = self.round_robin
+        for step in range(n):
+            bucket = (self._cursor + step) % n
+            heap = self._queues.get(bucket)
+            if heap is None:
+                continue
+            top = heap.top()
+            if top is None or (ready is not None and not ready(top.host)):
+                continue
+            self._cursor = (bucket + 1) % n
+            return self._take(bucket, heap)
+        return None
+
+    def entries(self) -> Iterator[Entry]:
+        """Every queued entry (any order)."""
+        for heap in self._queues.values():
+            for _, tick, _, entry in heap.items:
+                if entry.queued and entry.tick == tick:
+                    yield entry
+
+    def hosts_with_work(self) -> int:
+        return sum(1 for h in self._queues.values() if h.top() is not None)

@@ -1,0 +1,467 @@
+"""Crawl-ordering strategies from the seed papers, as plain Python frontiers (no Scrapy).
+
+* :class:`BreadthFirst` — FIFO, optionally bounded to MAX_BUFFER (Pant et al.'s blind baseline).
+* :class:`Cho` — ``hot_queue`` / ``url_queue`` with ``dequeue2`` (Cho et al., Figure 4), and with
+  ``distance=True`` the modified crawler of Figure 5: a URL within ``distance_from_hotpage < 3``
+  also goes hot, computed over every link seen so far, with promotion of queued URLs.
+  ``reorder`` is ``reorder_queue``: FIFO, backlink count, or the parent's cosine score.
+* :class:`BestNFirst` — Pant et al.'s Figure 1: links carry their parent's cosine score (best
+  seen), the top N are popped as a batch and handed out in seeded random order, the lowest-scored
+  link is evicted beyond MAX_BUFFER.  N=1 is :class:`BestFirst`.
+* :class:`Distiller` — best-first whose link priority mixes the parent's score with the parent's
+  HITS hub weight over the crawled graph, recomputed every K pages (focused-crawler slides).
+
+Every frontier has the same small interface: :meth:`Frontier.add` a discovered link,
+:meth:`Frontier.crawled` a fetched page, :meth:`Frontier.pop` the next URL for a server that may be
+contacted now, ``len()``, :meth:`Frontier.snapshot` / :meth:`Frontier.restore`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .linkgraph import LinkGraph
+from .queues import Entry, Key, ServerQueues
+
+Ready = Callable[[str], bool] | None
+
+
+@dataclass(slots=True)
+class Link:
+    """What the spider knows about a discovered URL when it reports it."""
+
+    url: str
+    host: str = ""
+    anchor: str = ""
+    parent: str | None = None
+    parent_score: float = 0.0
+    parent_hot: bool = False
+    depth: int = 0
+    keyword: bool = False  # the anchor text or the URL contains a topic keyword (Cho)
+    force: bool = False  # queue again even if seen (a retry)
+    payload: Any = None  # opaque data the caller wants back with the entry
+
+
+class Frontier:
+    """Seen-set, per-server queues and bookkeeping shared by every strategy."""
+
+    name: ClassVar[str] = "frontier"
+    uses_graph: ClassVar[bool] = False
+
+    def __init__(
+        self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,
+        distance_limit: int = 3,
+    ) -> None:
+        self.max_buffer = max_buffer
+        self.round_robin = round_robin
+        self.seed = seed
+        self.queues = ServerQueues(round_robin)
+        self.entries: dict[str, Entry] = {}  # queued (or selected into a batch)
+        self.done: set[str] = set()  # handed out for fetching
+        self.scores: dict[str, float] = {}  # crawled page -> its score
+        self.graph = LinkGraph(distance_limit) if self.uses_graph else None
+        self.stats: Counter[str] = Counter()
+        self._seq = 0
+        self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
+
+    # -- the interface ------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, url: str) -> bool:
+        return url in self.entries or url in self.done
+
+    def add(self, link: Link) -> bool:
+        """Record a discovered link; True if its URL was queued or moved up."""
+        self.observe(link)
+        entry = self.entries.get(link.url)
+        if entry is not None:
+            self.stats["duplicates"] += 1
+            return self.improve(entry, link)
+        if link.url in self.done and not link.force:
+            self.stats["duplicates"] += 1
+            return False
+        if not self.admit(link):
+            return False
+        entry = Entry(
+            link.url, link.host, self._next_seq(), score=link.parent_score,
+            keyword=link.keyword, depth=link.depth, parent=link.parent, anchor=link.anchor,
+            payload=link.payload,
+        )
+        self.entries[link.url] = entry
+        self.stats["queued"] += 1
+        self.on_new(entry, link)
+        self.queues.push(entry, self.key(entry))
+        self._bound(entry)
+        return entry.url in self.entries
+
+    def crawled(self, url: str, score: float, hot: bool) -> None:
+        """Report a fetched page's score; the frontier learns from its own crawl only."""
+        if url in self.scores:
+            return
+        self.scores[url] = score
+        self.stats["pages"] += 1
+        if hot:
+            self.stats["pages_hot"] += 1
+        self.on_crawled(url, score, hot)
+
+    def pop(self, ready: Ready = None) -> Entry | None:
+        """The next URL to fetch among servers ``ready`` accepts, or None."""
+        entry = self.queues.pop(ready)
+        if entry is not None:
+            self._hand_out(entry)
+        return entry
+
+    def requeue(self, entry: Entry) -> None:
+        """Put back an entry handed out but never fetched (a stop with requests in flight)."""
+        self.done.discard(entry.url)
+        if entry.url in self.entries:
+            return
+        self.entries[entry.url] = entry
+        self.queues.push(entry, self.key(entry))
+        self.stats["requeued"] += 1
+
+    # -- hooks for strategies -------------------------------------------------------------
+    def key(self, entry: Entry) -> Key:
+        return (entry.seq,)
+
+    def observe(self, link: Link) -> None:
+        """Learn from the link's parent (score, hotness, the edge) before queueing."""
+        if link.parent is not None and link.parent not in self.scores:
+            self.crawled(link.parent, link.parent_score, link.parent_hot)
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        return False
+
+    def admit(self, link: Link) -> bool:
+        return True
+
+    def on_new(self, entry: Entry, link: Link) -> None:
+        pass
+
+    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+        pass
+
+    # -- helpers --------------------------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _hand_out(self, entry: Entry) -> None:
+        self.entries.pop(entry.url, None)
+        self.done.add(entry.url)
+        self.stats["popped"] += 1
+
+    def _rekey(self, entry: Entry) -> None:
+        if entry.queued:
+            self.queues.push(entry, self.key(entry))
+
+    def _bound(self, entry: Entry) -> None:
+        """Evict the lowest-scored links while over MAX_BUFFER (Pant et al.)."""
+        if not self.max_buffer:
+            return
+        heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+        while len(self.entries) > self.max_buffer and self._worst:
+            score, _, victim = heapq.heappop(self._worst)
+            if not victim.queued or victim.score != score:
+                continue  # popped, or re-scored (a fresher item exists)
+            self.queues.discard(victim)
+            del self.entries[victim.url]
+            self.stats["evicted"] += 1
+
+    def _rescore(self, entry: Entry, score: float) -> None:
+        entry.score = score
+        self._rekey(entry)
+        if self.max_buffer:
+            heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+
+    # -- persistence ----------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        return {
+            "strategy": self.name,
+            "seq": self._seq,
+            "entries": [
+                (e.url, e.host, e.seq, e.score, e.keyword, e.depth, e.parent, e.anchor,
+                 e.payload, e.extra, e.queued)
+                for e in sorted(self.entries.values(), key=lambda e: e.seq)
+            ],
+            "done": sorted(self.done),
+            "scores": self.scores,
+            "graph": self.graph.snapshot() if self.graph is not None else None,
+            "stats": dict(self.stats),
+        }
+
+    def restore(self, state: dict) -> None:
+        if state["strategy"] != self.name:
+            raise ValueError(
+                f"saved frontier is {state['strategy']!r}, this crawl uses {self.name!r}"
+            )
+        self._seq = state["seq"]
+        self.done = set(state["done"])
+        self.scores = dict(state["scores"])
+        if state["graph"] is not None:
+            self.graph = LinkGraph.restore(state["graph"])
+        self.stats = Counter(state["stats"])
+        for url, host, seq, score, keyword, depth, parent, anchor, payload, extra, queued in (
+            state["entries"]
+        ):
+            entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth,
+                          parent=parent, anchor=anchor, payload=payload)
+            entry.extra = extra
+            self.entries[url] = entry
+            if queued:
+                self.queues.push(entry, self.key(entry))
+                if self.max_buffer:
+                    heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+        self.after_restore(state)
+
+    def after_restore(self, state: dict) -> None:
+        pass
+
+    def describe(self) -> dict[str, int | float]:
+        """Queue sizes for stats."""
+        return {"frontier": len(self)}
+
+
+class BreadthFirst(Frontier):
+    """FIFO; with MAX_BUFFER, links found while the frontier is full are dropped."""
+
+    name = "breadth-first"
+
+    def admit(self, link: Link) -> bool:
+        if self.max_buffer and len(self.entries) >= self.max_buffer:
+            self.stats["dropped_full"] += 1
+            return False
+        return True
+
+    def _bound(self, entry: Entry) -> None:
+        pass
+
+
+class Cho(Frontier):
+    """Cho, Garcia-Molina & Page's similarity-based crawler (Figures 4 and 5)."""
+
+    name = "cho"
+    uses_graph = True
+    REORDERS = ("none", "backlinks", "score")
+
+    def __init__(self, *, distance: bool = False, reorder: str = "none", **kw: Any) -> None:
+        if reorder not in self.REORDERS:
+            raise ValueError(f"reorder must be one of {self.REORDERS}, not {reorder!r}")
+        super().__init__(**kw)
+        self.distance = distance
+        self.reorder = reorder
+        if distance:
+            self.name = "cho-distance"
+        self.hot_len = 0
+
+    def in_hot_queue(self, entry: Entry) -> bool:
+        if entry.keyword:
+            return True
+        return self.distance and self.graph.distance(entry.url) < self.graph.limit
+
+    def key(self, entry: Entry) -> Key:
+        hot = self.in_hot_queue(entry)
+        if self.reorder == "backlinks":
+            importance = -self.graph.backlinks(entry.url)
+        elif self.reorder == "score":
+            importance = -entry.score
+        else:
+            importance = 0
+        return (0 if hot else 1, importance, entry.seq)
+
+    def observe(self, link: Link) -> None:
+        super().observe(link)
+        if link.parent is None:
+            return
+        changed = self.graph.add_edge(link.parent, link.url)
+        self._promote(changed)
+        if self.reorder == "backlinks":
+            entry = self.entries.get(link.url)
+            if entry is not None:
+                self._rekey(entry)
+
+    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+        if hot:
+            self._promote(self.graph.set_hot(url))
+
+    def _promote(self, urls: list[str]) -> None:
+        for url in urls:
+            entry = self.entries.get(url)
+            if entry is None or not entry.queued:
+                continue
+            was_hot = entry.key[0] == 0
+            if not was_hot and self.in_hot_queue(entry):
+                entry.seq = self._next_seq()  # enqueue(hot_queue, u): to the hot queue's tail
+                self.stats["promotions"] += 1
+                self._rekey(entry)
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        better = False
+        if link.keyword and not entry.keyword and entry.queued:
+            entry.keyword = True
+            if entry.key[0] != 0:
+                entry.seq = self._next_seq()
+                self.stats["promotions"] += 1
+                better = True
+        if link.parent_score > entry.score:
+            entry.score = link.parent_score
+            better = better or self.reorder == "score"
+        if better:
+            self._rekey(entry)
+        return better
+
+    def describe(self) -> dict[str, int | float]:
+        hot = sum(1 for e in self.entries.values() if e.queued and e.key[0] == 0)
+        return {"hot_queue": hot, "url_queue": len(self.entries) - hot}
+
+
+class BestNFirst(Frontier):
+    """Pant, Srinivasan & Menczer's Best-N-First (Figure 1)."""
+
+    name = "best-n-first"
+
+    def __init__(self, *, n: int = 256, **kw: Any) -> None:
+        if n < 1:
+            raise ValueError("N must be at least 1")
+        super().__init__(**kw)
+        self.n = n
+        self.rng = random.Random(self.seed)
+        self.batch: list[Entry] = []
+        if n == 1:
+            self.name = "best-first"
+
+    def key(self, entry: Entry) -> Key:
+        return (-entry.score, entry.seq)
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        if entry.queued and link.parent_score > entry.score:
+            self._rescore(entry, link.parent_score)
+            return True
+        return False
+
+    def pop(self, ready: Ready = None) -> Entry | None:
+        if self.n == 1:
+            return super().pop(ready)
+        if not self.batch:
+            while len(self.batch) < self.n:
+                entry = self.queues.pop(None)
+                if entry is None:
+                    break
+                self.batch.append(entry)
+            self.rng.shuffle(self.batch)
+            self.stats["batches"] += 1
+        for i, entry in enumerate(self.batch):
+            if ready is None or ready(entry.host):
+                del self.batch[i]
+                self._hand_out(entry)
+                return entry
+        return None
+
+    def snapshot(self) -> dict:
+        state = super().snapshot()
+        state["batch"] = [e.url for e in self.batch]
+        state["rng"] = self.rng.getstate()
+        return state
+
+    def after_restore(self, state: dict) -> None:
+        self.batch = [self.entries[u] for u in state.get("batch", []) if u in self.entries]
+        if "rng" in state:
+            rng_state = state["rng"]
+            self.rng.setstate((rng_state[0], tuple(rng_state[1]), rng_state[2]))
+
+    def describe(self) -> dict[str, int | float]:
+        return {"frontier": len(self), "batch": len(self.batch)}
+
+
+class BestFirst(BestNFirst):
+    name = "best-first"
+
+    def __init__(self, **kw: Any) -> None:
+        kw["n"] = 1
+        super().__init__(**kw)
+
+
+class Distiller(Frontier):
+    """Classifier + distiller: parent score boosted by the parent's hub weight (HITS)."""
+
+    name = "distiller"
+    uses_graph = True
+
+    def __init__(self, *, weight: float = 0.5, every: int = 50, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.weight = weight
+        self.every = max(1, every)
+        self.hub: dict[str, float] = {}
+
+    def priority(self, entry: Entry) -> float:
+        parents = entry.extra or ()
+        best = entry.score * (1 - self.weight)
+        for p in parents:
+            value = (1 - self.weight) * self.scores.get(p, 0.0) + self.weight * self.hub.get(p, 0)
+            best = max(best, value)
+        return best
+
+    def key(self, entry: Entry) -> Key:
+        return (-self.priority(entry), entry.seq)
+
+    def on_new(self, entry: Entry, link: Link) -> None:
+        entry.extra = [link.parent] if link.parent else []
+
+    def observe(self, link: Link) -> None:
+        super().observe(link)
+        if link.parent is not None:
+            self.graph.add_edge(link.parent, link.url)
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        if not entry.queued or link.parent is None or link.parent in entry.extra:
+            return False
+        before = entry.key
+        if len(entry.extra) < 64:
+            entry.extra.append(link.parent)
+        entry.score = max(entry.score, link.parent_score)
+        self._rescore(entry, entry.score)
+        return entry.key < before
+
+    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+        if self.stats["pages"] % self.every == 0:
+            self.hub = self.graph.hubs()
+            self.stats["hits_runs"] += 1
+            for entry in list(self.entries.values()):
+                self._rekey(entry)
+
+    def after_restore(self, state: dict) -> None:
+        self.hub = self.graph.hubs()
+
+
+STRATEGIES: dict[str, Callable[..., Frontier]] = {
+    "breadth-first": BreadthFirst,
+    "cho": Cho,
+    "cho-distance": lambda **kw: Cho(distance=True, **kw),
+    "best-first": BestFirst,
+    "best-n-first": BestNFirst,
+    "distiller": Distiller,
+}
+
+
+def make_frontier(name: str, **options: Any) -> Frontier:
+    """Build a strategy by name, passing only the options it understands."""
+    try:
+        factory = STRATEGIES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}"
+        ) from None
+    allowed = {"max_buffer", "round_robin", "seed", "distance_limit"}
+    if name in ("cho", "cho-distance"):
+        allowed |= {"reorder"}
+    elif name == "best-n-first":
+        allowed |= {"n"}
+    elif name == "distiller":
+        allowed |= {"weight", "every"}
+    return factory(**{k: v for k, v in options.items() if k in allowed and v is not None})

@@ -1,0 +1,24 @@
+"""The item exported for every fetched page (one JSON line each)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class PageItem:
+    url: str  # after redirects
+    status: int
+    title: str
+    score: float  # cosine similarity with the topic
+    hot: bool  # Cho's hotness: keyword in the title, or FOCUS_HOT_BODY_COUNT times in the body
+    depth: int  # links from the nearest seed
+    parent: str | None  # the page whose link led here
+    anchor: str  # that link's anchor text
+    fetched_at: str  # ISO 8601, UTC
+    content_type: str
+    text_length: int  # characters of visible text
+    outlinks: int  # links extracted
+    order: int | None  # crawl order: 1 for the first page fetched
+    priority: float  # the frontier's estimate when the URL was chosen
+    truncated: bool = False  # body cut at the fetch size limit, scored on what was kept

@@ -1,0 +1,1 @@
+"""Scrapy downloader and spider middlewares: politeness, robots.txt, traps, fetch rules."""

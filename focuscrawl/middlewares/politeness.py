@@ -1,0 +1,86 @@
+"""PolitenessMiddleware: per-server concurrency and delay, enforced right before the download.
+
+Runs last among downloader middlewares on the way out (order 950, after robots.txt) and first on
+the way back, so it sees every response and every error — including a response another
+middleware turned into a redirect or retry — and frees the server slot exactly once.
+The scheduler reserves slots when it hands requests out (see ``focuscrawl.frontier.hosts``);
+requests it never saw, such as robots.txt, are held here until their server is free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from twisted.internet.error import TimeoutError as TxTimeoutError
+
+from .. import signals as focus_signals
+from ..scheduler import policy_for, server_key
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+
+class PolitenessMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.policy = policy_for(crawler)
+        self.server_by = crawler.settings.get("FOCUS_SERVER_KEY", "host")
+        self._waiters: dict[str, list[asyncio.Future]] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PolitenessMiddleware:
+        return cls(crawler)
+
+    def _server(self, request: Request) -> str:
+        return request.meta.get("focus_server") or server_key(request.url, self.server_by)
+
+    async def process_request(self, request: Request) -> None:
+        meta = request.meta
+        meta.pop("focus_finished", None)
+        server = self._server(request)
+        policy = self.policy
+        while True:
+            wait = policy.wait_time(server)
+            if wait == 0:
+                break
+            if wait is None:  # the server is busy: wait until a request to it ends
+                future = asyncio.get_running_loop().create_future()
+                self._waiters.setdefault(server, []).append(future)
+                await future
+            else:
+                await asyncio.sleep(wait)
+        policy.start(server, reserved="focus_lease" in meta)
+        meta["focus_started"] = time.monotonic()
+        self.crawler.stats.inc_value("focus/politeness/started")
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        self._finish(request, response.status, timed_out=False)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        self._finish(request, None, timed_out=isinstance(exception, TxTimeoutError))
+        return None
+
+    def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
+        meta = request.meta
+        if meta.get("focus_finished"):
+            return
+        meta["focus_finished"] = True
+        server = self._server(request)
+        started = meta.pop("focus_started", None)
+        if started is not None:
+            self.policy.finish(server, time.monotonic() - started, timed_out=timed_out)
+            for future in self._waiters.pop(server, []):
+                if not future.done():
+                    future.set_result(None)
+        elif "focus_lease" in meta:
+            self.policy.unreserve(server)
+        if "focus_lease" in meta:
+            self.crawler.signals.send_catch_log(
+                focus_signals.request_finished, request=request, status=status,
+            )

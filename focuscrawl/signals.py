@@ -1,0 +1,10 @@
+"""focuscrawl's own Scrapy signals."""
+
+#: Sent by the spider once a page is scored: ``url``, ``score``, ``hot``, ``spider``.
+#: The scheduler learns page scores from it (and from the ``meta`` of outlinks).
+page_scored = object()
+
+#: Sent by the politeness middleware when a request handed out by the scheduler ends:
+#: ``request``, ``status`` (None when no response came back), ``spider``.  The scheduler frees
+#: the request's share of the MAX_PAGES budget and counts the page.
+request_finished = object()

@@ -1,0 +1,189 @@
+"""The ``topic`` spider: score each page against the topic, export it, report its outlinks.
+
+    scrapy crawl topic -a keywords="transaction isolation, MVCC" -a seeds=URL[,URL...] -O out.jsonl
+
+Everything the frontier needs about a page travels with the requests for its outlinks
+(``meta["focus"]``: anchor text, parent URL, parent score and hotness, whether the anchor or URL
+names a keyword), and the page's own score is announced with the ``page_scored`` signal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import scrapy
+from scrapy.exceptions import CloseSpider
+from scrapy.http import Response, TextResponse
+from scrapy.utils.url import url_is_from_any_domain
+
+from focuscrawl import signals as focus_signals
+from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
+from focuscrawl.extract import extract
+from focuscrawl.items import PageItem
+from focuscrawl.relevance import Topic
+from focuscrawl.urls import canonical
+
+logger = logging.getLogger(__name__)
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+class TopicSpider(scrapy.Spider):
+    name = "topic"
+
+    def __init__(
+        self,
+        keywords: str | None = None,
+        seeds: str | None = None,
+        max_pages: str | None = None,
+        strategy: str | None = None,
+        allowed_domains: str | None = None,
+        n: str | None = None,
+        max_buffer: str | None = None,
+        seed: str | None = None,
+        reorder: str | None = None,
+        render: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.raw_arguments = {
+            "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
+            "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
+            "reorder": reorder, "render": render,
+        }
+        self.args: CrawlArguments | None = None
+        self.argument_error: str | None = None
+        self.topic: Topic | None = None
+        self.focus_options: dict[str, Any] = {}
+        self.pages = 0
+        self.relevant = 0
+
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        """A crawl without -o/-O (or FEEDS) still leaves its pages in a JSON-lines file."""
+        super().update_settings(settings)
+        default = settings.get("FOCUS_DEFAULT_FEED")
+        if default and not settings.getdict("FEEDS"):
+            settings.set("FEEDS", {default: {"format": "jsonlines"}}, priority="spider")
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._configure()
+        return spider
+
+    def _configure(self) -> None:
+        """Validate arguments; on error remember one line for start() to report."""
+        s = self.settings
+        raw = dict(self.raw_arguments)
+        if raw["keywords"] is None and s.get("FOCUS_KEYWORDS"):
+            raw["keywords"] = s.get("FOCUS_KEYWORDS")
+        if raw["seeds"] is None and s.get("FOCUS_SEEDS"):
+            raw["seeds"] = s.get("FOCUS_SEEDS")
+        try:
+            self.args = parse_arguments(**raw)
+            if not self.args.seeds:
+                raise ArgumentError("no seed URLs: give -a seeds=URL[,URL...] or a file of URLs")
+            self.topic = Topic(
+                self.args.keywords,
+                hot_body_count=s.getint("FOCUS_HOT_BODY_COUNT", 10),
+                use_idf=s.getbool("FOCUS_IDF", False),
+            )
+        except ArgumentError as e:
+            self.argument_error = str(e)
+            self.focus_options = {}
+            return
+        self.focus_options = dict(self.args.frontier)
+        self.allowed_domains = self.args.allowed_domains or None
+        self.relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.2)
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        if self.argument_error:
+            logger.error("focuscrawl: %s", self.argument_error)
+            self.crawler.stats.set_value("focus/argument_error", self.argument_error)
+            raise CloseSpider("bad_arguments")
+        assert self.args is not None and self.topic is not None
+        for url in self.args.seeds:
+            if not self._allowed(url):
+                logger.warning("seed %s is outside allowed_domains; skipped", url)
+                continue
+            yield scrapy.Request(
+                url,
+                meta={"focus": {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
+            )
+
+    def _allowed(self, url: str) -> bool:
+        return not self.allowed_domains or url_is_from_any_domain(url, self.allowed_domains)
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        stats = self.crawler.stats
+        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        if not isinstance(response, TextResponse) or not (
+            content_type.split(";")[0].strip().lower() in HTML_TYPES or not content_type
+        ):
+            stats.inc_value("focus/skipped/not_html")
+            return
+        assert self.topic is not None
+        try:
+            html = response.text
+        except (UnicodeDecodeError, LookupError):
+            stats.inc_value("focus/skipped/undecodable")
+            return
+        page = extract(html, response.url)
+        scored = self.topic.score_page(page.title, page.text)
+        url = canonical(response.url)
+        self.pages += 1
+        if scored.score >= self.relevant_score:
+            self.relevant += 1
+        stats.set_value("focus/relevant_pages", self.relevant)
+        stats.set_value("focus/harvest_rate", round(self.relevant / self.pages, 4))
+        self.crawler.signals.send_catch_log(
+            focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot, spider=self,
+        )
+        focus = response.meta.get("focus") or {}
+        depth = response.meta.get("depth", 0)
+        yield PageItem(
+            url=response.url,
+            status=response.status,
+            title=page.title,
+            score=round(scored.score, 6),
+            hot=scored.hot,
+            depth=depth,
+            parent=focus.get("parent"),
+            anchor=focus.get("anchor", ""),
+            fetched_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            content_type=content_type,
+            text_length=len(page.text),
+            outlinks=len(page.links),
+            order=response.meta.get("focus_order"),
+            priority=round(float(focus.get("priority", 0.0)), 6),
+            truncated="truncated" in response.flags,
+        )
+        for link in page.links:
+            if link.nofollow:
+                stats.inc_value("focus/links/nofollow")
+                continue
+            try:
+                target = canonical(link.url)
+            except ValueError:
+                stats.inc_value("focus/links/not_http")
+                continue
+            if not self._allowed(target):
+                stats.inc_value("focus/links/offsite")
+                continue
+            yield scrapy.Request(
+                target,
+                meta={
+                    "focus": {
+                        "anchor": link.anchor[:200],
+                        "parent": url,
+                        "parent_score": scored.score,
+                        "parent_hot": scored.hot,
+                        "keyword": self.topic.mentions(link.anchor)
+                        or self.topic.mentions(target),
+                    }
+                },
+            )

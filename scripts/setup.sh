@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything focuscrawl, its tests and its benchmarks need on a fresh Debian machine:
+# system packages (redis-server, chromium, ...) when missing, then a virtualenv in .venv with the
+# project installed in editable mode.  Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(redis-server chromium)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.focuscrawl-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    echo "setup: installing Python packages into .venv"
+    .venv/bin/python -m pip install -q --upgrade "pip<27" 2>&1 | grep -v "is ignored" || true
+    .venv/bin/python -m pip install -q -e ".[test,eval,distributed,scrapyd]" 2>&1 \
+        | grep -v "is ignored" || true
+    .venv/bin/python -c "import scrapy, numpy, w3lib, pytest_twisted, scrapy_playwright, warcio"
+    touch "$stamp"
+fi
+echo "setup: ready (.venv/bin/scrapy, .venv/bin/pytest)"

@@ -1,0 +1,297 @@
+"""The seed papers' pseudocode replayed on small hand-made link graphs: exact fetch orders."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from focuscrawl.frontier import (
+    BestNFirst,
+    BreadthFirst,
+    Cho,
+    Distiller,
+    Link,
+    LinkGraph,
+    ServerQueues,
+    make_frontier,
+)
+from focuscrawl.frontier.linkgraph import INFINITY
+from focuscrawl.frontier.queues import Entry
+
+# A graph: page -> (score, hot, [(child, anchor)])
+Graph = dict[str, tuple[float, bool, list[tuple[str, str]]]]
+
+
+def virtual_crawl(frontier, graph: Graph, seeds: list[str], keyword: str = "computer",
+                  limit: int = 100, snapshot_at: int | None = None) -> list[str]:
+    """Cho's virtual crawler: fetch from the frontier, report pages, add their links."""
+    for s in seeds:
+        frontier.add(Link(s, host=s.split("/")[0], keyword=keyword in s))
+    order: list[str] = []
+    while len(order) < limit:
+        if snapshot_at is not None and len(order) == snapshot_at:
+            state = pickle.loads(pickle.dumps(frontier.snapshot()))
+            fresh = make_frontier(
+                frontier.name, seed=frontier.seed, max_buffer=frontier.max_buffer,
+                n=getattr(frontier, "n", None),
+            )
+            fresh.restore(state)
+            frontier = fresh
+        entry = frontier.pop()
+        if entry is None:
+            break
+        order.append(entry.url)
+        score, hot, links = graph.get(entry.url, (0.0, False, []))
+        frontier.crawled(entry.url, score, hot)
+        for child, anchor in links:
+            frontier.add(Link(
+                child, host=child.split("/")[0], anchor=anchor, parent=entry.url,
+                parent_score=score, parent_hot=hot,
+                keyword=keyword in anchor or keyword in child,
+            ))
+    return order
+
+
+TREE: Graph = {
+    "a/s": (0.0, False, [("a/1", ""), ("a/2", ""), ("a/3", "")]),
+    "a/1": (0.0, False, [("a/11", ""), ("a/12", "")]),
+    "a/2": (0.0, False, [("a/21", ""), ("a/1", "")]),
+    "a/3": (0.0, False, []),
+}
+
+
+def test_breadth_first_is_fifo():
+    assert virtual_crawl(BreadthFirst(), TREE, ["a/s"]) == [
+        "a/s", "a/1", "a/2", "a/3", "a/11", "a/12", "a/21",
+    ]
+
+
+def test_breadth_first_bounded_drops_links_found_when_full():
+    f = BreadthFirst(max_buffer=2)
+    order = virtual_crawl(f, TREE, ["a/s"])
+    # after a/s: [a/1, a/2] full, a/3 dropped; a/1 adds a/11 (room after its pop), a/12 is
+    # dropped; a/2 adds a/21, and a/1 is a duplicate, not a drop
+    assert order == ["a/s", "a/1", "a/2", "a/11", "a/21"]
+    assert f.stats["dropped_full"] == 2
+
+
+def test_cho_hot_queue_before_url_queue():
+    graph: Graph = {
+        "h/s": (0.0, False, [("h/a", "cooking"), ("h/b", "computer science"), ("h/c", "art")]),
+        "h/a": (0.0, False, [("h/computer-lab", "lab")]),
+    }
+    # b's anchor names the keyword; computer-lab's URL does: both jump the url_queue
+    assert virtual_crawl(Cho(), graph, ["h/s"]) == ["h/s", "h/b", "h/a", "h/computer-lab", "h/c"]
+
+
+PROMOTION: Graph = {
+    # s links w1, w2, z (all cold).  w1 (not hot) links x1.  w2 is hot and links back to w1,
+    # already crawled: x1 is now two links from a hot page and must move to hot_queue.
+    "p/s": (0.0, False, [("p/w1", ""), ("p/w2", ""), ("p/z", "")]),
+    "p/w1": (0.0, False, [("p/x1", "")]),
+    "p/w2": (0.9, True, [("p/w1", ""), ("p/y", "")]),
+    "p/x1": (0.0, False, [("p/x2", "")]),
+}
+
+
+def test_cho_plain_does_not_use_distance():
+    assert virtual_crawl(Cho(), PROMOTION, ["p/s"]) == [
+        "p/s", "p/w1", "p/w2", "p/z", "p/x1", "p/y", "p/x2",
+    ]
+
+
+def test_cho_distance_promotes_through_an_already_crawled_page():
+    f = Cho(distance=True)
+    order = virtual_crawl(f, PROMOTION, ["p/s"])
+    # x1 (hot -> w1 -> x1: distance 2) is promoted before y (distance 1) is even queued
+    assert order == ["p/s", "p/w1", "p/w2", "p/x1", "p/y", "p/z", "p/x2"]
+    assert f.stats["promotions"] == 1
+    # x2 is three links from w2: not hot by distance (limit 3 means distance < 3)
+    assert f.graph.distance("p/x2") == INFINITY
+    assert f.graph.distance("p/x1") == 2
+
+
+def test_cho_distance_rediscovered_url_with_keyword_anchor_is_promoted():
+    graph: Graph = {
+        "q/s": (0.0, False, [("q/a", ""), ("q/b", ""), ("q/c", "")]),
+        "q/a": (0.0, False, [("q/c", "computer")]),  # c queued cold, now seen in a hot anchor
+    }
+    f = Cho(distance=True)
+    assert virtual_crawl(f, graph, ["q/s"]) == ["q/s", "q/a", "q/c", "q/b"]
+    assert f.stats["promotions"] == 1
+
+
+def test_cho_reorder_by_backlinks():
+    graph: Graph = {
+        "r/s": (0.0, False, [("r/a", ""), ("r/b", ""), ("r/c", "")]),
+        "r/a": (0.0, False, [("r/c", ""), ("r/d", "")]),
+        "r/b": (0.0, False, [("r/d", ""), ("r/c", "")]),
+    }
+    # after a and b: c has 3 backlinks, d has 2
+    assert virtual_crawl(Cho(reorder="backlinks"), graph, ["r/s"]) == [
+        "r/s", "r/a", "r/c", "r/b", "r/d",
+    ]
+    assert virtual_crawl(Cho(), graph, ["r/s"]) == ["r/s", "r/a", "r/b", "r/c", "r/d"]
+
+
+def test_cho_reorder_by_parent_score():
+    graph: Graph = {
+        "t/s": (0.0, False, [("t/a", ""), ("t/b", "")]),
+        "t/a": (0.1, False, [("t/a1", "")]),
+        "t/b": (0.7, False, [("t/b1", "")]),
+    }
+    # after a: a1 (parent score 0.1) beats b (parent s, 0.0) in the url_queue
+    assert virtual_crawl(Cho(reorder="score"), graph, ["t/s"]) == [
+        "t/s", "t/a", "t/a1", "t/b", "t/b1",
+    ]
+
+
+SCORED: Graph = {
+    "s/0": (0.5, False, [("s/a", ""), ("s/b", "")]),
+    "s/a": (0.2, False, [("s/a1", ""), ("s/a2", "")]),
+    "s/b": (0.8, False, [("s/b1", ""), ("s/a2", "")]),  # a2 seen again with a better score
+    "s/b1": (0.1, False, []),
+}
+
+
+def test_best_first_uses_parent_score_and_keeps_the_best():
+    f = BestNFirst(n=1)
+    assert f.name == "best-first"
+    # a (0.5) and b (0.5) tie: FIFO.  After a: a1, a2 at 0.2; after b: b1 0.8, a2 raised to 0.8
+    assert virtual_crawl(f, SCORED, ["s/0"]) == ["s/0", "s/a", "s/b", "s/a2", "s/b1", "s/a1"]
+
+
+def test_eviction_of_the_minimum_at_max_buffer():
+    f = BestNFirst(n=1, max_buffer=2)
+    f.add(Link("e/a", host="e", parent_score=0.5))
+    f.add(Link("e/b", host="e", parent_score=0.1))
+    assert f.add(Link("e/c", host="e", parent_score=0.3))
+    assert not f.add(Link("e/d", host="e", parent_score=0.05))  # the new link is the minimum
+    assert len(f) == 2
+    assert f.stats["evicted"] == 2
+    assert [f.pop().url, f.pop().url, f.pop()] == ["e/a", "e/c", None]
+    # an evicted link seen again later may come back
+    assert f.add(Link("e/b", host="e", parent_score=0.9))
+
+
+def test_best_n_first_batch_is_a_seeded_permutation_of_the_top_n():
+    def run(seed: int) -> list[str]:
+        f = BestNFirst(n=3, seed=seed)
+        for i, score in enumerate([0.9, 0.1, 0.8, 0.7, 0.2, 0.3]):
+            f.add(Link(f"n/{i}", host="n", parent_score=score))
+        return [f.pop().url for _ in range(6)]
+
+    order = run(7)
+    assert sorted(order[:3]) == ["n/0", "n/2", "n/3"]  # the top 3 (0.9, 0.8, 0.7)
+    assert sorted(order[3:]) == ["n/1", "n/4", "n/5"]
+    assert order == run(7)  # reproducible
+    assert len({tuple(run(s)[:3]) for s in range(12)}) > 1  # but really shuffled
+
+
+def test_best_n_first_new_links_wait_for_the_next_batch():
+    f = BestNFirst(n=2, seed=1)
+    f.add(Link("m/a", host="m", parent_score=0.5))
+    f.add(Link("m/b", host="m", parent_score=0.4))
+    f.add(Link("m/c", host="m", parent_score=0.3))
+    first = f.pop().url
+    f.add(Link("m/top", host="m", parent_score=0.99))  # better than the batch, but after it
+    f.add(Link("m/top2", host="m", parent_score=0.98))
+    second = f.pop().url
+    assert {first, second} == {"m/a", "m/b"}
+    assert {f.pop().url, f.pop().url} == {"m/top", "m/top2"}
+    assert f.pop().url == "m/c"
+
+
+def test_distiller_boosts_links_from_hubs():
+    graph: Graph = {
+        "d/s": (0.5, False, [("d/hub", ""), ("d/leaf", "")]),
+        "d/hub": (0.3, False, [("d/h1", ""), ("d/h2", ""), ("d/h3", ""), ("d/x", "")]),
+        "d/leaf": (0.3, False, [("d/l1", "")]),
+        "d/h1": (0.0, False, [("d/x", "")]),
+    }
+    f = Distiller(weight=0.5, every=1)
+    order = virtual_crawl(f, graph, ["d/s"])
+    # hub and leaf have equal scores, but hub links to many pages: its children go first
+    assert order.index("d/h1") < order.index("d/l1")
+    assert f.hub["d/hub"] == pytest.approx(1.0)
+    best_first = virtual_crawl(BestNFirst(n=1), graph, ["d/s"])
+    assert best_first.index("d/h1") < best_first.index("d/l1")  # FIFO tie in best-first...
+    graph["d/leaf"] = (0.35, False, [("d/l1", "")])
+    # ...but a slightly better leaf wins in best-first, while the distiller keeps the hub first
+    assert virtual_crawl(BestNFirst(n=1), graph, ["d/s"]).index("d/l1") < \
+        virtual_crawl(BestNFirst(n=1), graph, ["d/s"]).index("d/h1")
+    order = virtual_crawl(Distiller(weight=0.5, every=1), graph, ["d/s"])
+    assert order.index("d/h1") < order.index("d/l1")
+
+
+@pytest.mark.parametrize("name", ["breadth-first", "cho", "cho-distance", "best-first",
+                                  "best-n-first", "distiller"])
+def test_snapshot_restore_continues_the_same_order(name):
+    graph: Graph = {}
+    for i in range(40):  # a deterministic pseudo-random graph with scores and hot pages
+        links = [(f"g{(i * 7 + k * 13) % 5}/{(i * 7 + k * 13) % 41}", "computer" if k == 0 and
+                  i % 5 == 0 else "") for k in range(4)]
+        graph[f"g{i % 5}/{i}"] = ((i * 37 % 100) / 100, i % 6 == 0, links)
+
+    def fresh():
+        return make_frontier(name, n=4, seed=3, max_buffer=30)
+
+    whole = virtual_crawl(fresh(), graph, ["g0/0"])
+    resumed = virtual_crawl(fresh(), graph, ["g0/0"], snapshot_at=10)
+    assert resumed == whole
+    assert len(whole) > 15
+
+
+def test_make_frontier_rejects_unknown_names():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        make_frontier("depth-first")
+
+
+def test_server_queues_best_among_ready_servers():
+    q = ServerQueues()
+    for i, (host, key) in enumerate([("a", 1), ("a", 2), ("b", 3), ("c", 4), ("b", 5)]):
+        q.push(Entry(f"{host}/{i}", host, i), (key,))
+    assert q.pop(lambda h: h != "a").url == "b/2"  # a is busy: the best of the others
+    assert q.pop().url == "a/0"
+    q.push(Entry("c/9", "c", 9), (0,))  # decrease-key territory: a new best for c
+    assert q.pop(lambda h: h in ("b", "c")).url == "c/9"
+    assert [q.pop().url for _ in range(3)] == ["a/1", "c/3", "b/4"]
+    assert q.pop() is None
+    assert len(q) == 0
+
+
+def test_server_queues_rekey_moves_an_entry():
+    q = ServerQueues()
+    entries = [Entry(f"x/{i}", "x", i) for i in range(3)]
+    for e in entries:
+        q.push(e, (e.seq,))
+    q.push(entries[2], (-1,))
+    q.discard(entries[0])
+    assert [q.pop().url, q.pop().url, q.pop()] == ["x/2", "x/1", None]
+
+
+def test_round_robin_reads_one_url_per_queue_in_turn():
+    q = ServerQueues(round_robin=500)
+    for i in range(3):
+        for host in ("a", "b", "c"):
+            q.push(Entry(f"{host}/{i}", host, i), (i,))
+    order = [q.pop().host for _ in range(9)]
+    # each server is hit once per round of the queues
+    assert all(sorted(order[k:k + 3]) == ["a", "b", "c"] for k in (0, 3, 6))
+
+
+def test_linkgraph_distance_and_propagation():
+    g = LinkGraph(distance_limit=3)
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.add_edge("c", "d")
+    assert g.distance("b") == INFINITY
+    assert sorted(g.set_hot("a")) == ["a", "b", "c"]  # d is 3 away: not within the limit
+    assert (g.distance("a"), g.distance("b"), g.distance("c"), g.distance("d")) == (
+        0, 1, 2, INFINITY)
+    assert g.add_edge("a", "c") == ["c", "d"]  # a shortcut: c drops to 1, d to 2
+    assert g.distance("d") == 2
+    assert g.add_edge("c", "d") == []  # a duplicate edge changes nothing
+    assert g.backlinks("c") == 2
+    assert LinkGraph.restore(g.snapshot()).distance("c") == 1

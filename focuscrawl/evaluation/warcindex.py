@@ -64,6 +64,19 @@ def _better(new: WarcResponse, old: WarcResponse | None) -> bool:
     return not (is_transient(new.status) and not is_transient(old.status))
 
 
+def _complete(record: Any) -> bool:
+    """Read a record's block to its end; False if the file ends before its Content-Length."""
+    stream = record.raw_stream
+    want = getattr(stream, "limit", None)
+    got = 0
+    while True:
+        chunk = stream.read(1 << 16)
+        if not chunk:
+            break
+        got += len(chunk)
+    return want is None or got >= want
+
+
 def _payload(record: Any, decode_content: bool) -> bytes:
     """The HTTP body of a record, transfer-encoding undone; content-encoding undone on demand."""
     if decode_content:
@@ -111,6 +124,8 @@ class WarcIndex:
                         status = int(rec.http_headers.get_statuscode() or 0)
                     except ValueError:
                         continue
+                    if not _complete(rec):
+                        raise EOFError(f"record for {uri} ends early")
                     line = rec.http_headers.statusline or ""
                     entry = WarcResponse(
                         url=uri,

@@ -44,7 +44,7 @@ def parse_seeds(value: str | list[str] | None) -> list[str]:
         with open(value.strip(), encoding="utf-8") as f:
             items = [line.split("#", 1)[0].strip() for line in f]
     elif isinstance(value, str):
-        if "://" not in value and os.sep in value:
+        if ":" not in value and os.sep in value:
             raise ArgumentError(f"seeds file not found: {value}")
         items = [part.strip() for part in value.replace("\n", ",").split(",")]
     else:

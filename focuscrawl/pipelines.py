@@ -22,7 +22,7 @@ class MinScorePipeline:
     def from_crawler(cls, crawler: Crawler) -> MinScorePipeline:
         threshold = crawler.settings.getfloat("FOCUS_MIN_SCORE", 0.0)
         if threshold <= 0:
-            raise NotConfigured("FOCUS_MIN_SCORE is 0: every page is exported")
+            raise NotConfigured  # FOCUS_MIN_SCORE is 0: every page is exported
         return cls(crawler, threshold)
 
     def process_item(self, item: Any) -> Any:

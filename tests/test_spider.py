@@ -1,0 +1,189 @@
+"""The topic spider through the real Scrapy engine against a local multi-host web server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+from scrapy.http import HtmlResponse, Request
+
+from focuscrawl.webserver import Page, ServerProcess
+from spiders.topic import TopicSpider
+
+from .conftest import crawl, project_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def html(title: str, body: str, links: list[tuple[str, str]] = ()) -> str:
+    anchors = " ".join(f'<a href="{href}">{text}</a>' for href, text in links)
+    return (f"<html><head><title>{title}</title><style>p {{color: red}}</style>"
+            f"<script>var regex = 'regex regex regex';</script></head>"
+            f"<body><p>{body}</p>{anchors}</body></html>")
+
+
+PAGES = {
+    "a.test": {
+        "/index.html": Page(html("Welcome", "An index of things.", [
+            ("/regex.html", "Regular expressions"), ("/cooking.html", "Cooking"),
+            ("http://b.test/old.html", "moved"), ("mailto:x@a.test", "mail us"),
+            ("/file.pdf", "a pdf"), ("/regex.html#syntax", "same page, another anchor"),
+        ])),
+        "/regex.html": Page(html("Regex guide", "regex " * 12 + "patterns and matching", [
+            ("/index.html", "home"), ("http://b.test/deep/regex-more.html", "more"),
+        ])),
+        "/cooking.html": Page(html("Cooking", "Pasta, bread and soup recipes.")),
+        "/file.pdf": Page(b"%PDF-1.4 binary", content_type="application/pdf"),
+    },
+    "b.test": {
+        "/old.html": Page.redirect("/new.html"),
+        "/new.html": Page(html("New page", "Fresh content about gardening.")),
+        "/deep/regex-more.html": Page(html("More regex", "Lookahead regex syntax.")),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ServerProcess(pages=PAGES) as srv:
+        yield srv
+
+
+@pytest_twisted.ensureDeferred
+async def test_items_fields_redirects_and_order(server, proxy_to):
+    proxy_to(server)
+    result = await crawl(project_settings(FOCUS_DELAY=0), keywords="regex",
+                         seeds="http://a.test/index.html")
+    by_url = {i["url"]: i for i in result.items}
+    assert set(by_url) == {
+        "http://a.test/index.html", "http://a.test/regex.html", "http://a.test/cooking.html",
+        "http://b.test/new.html", "http://b.test/deep/regex-more.html",
+    }  # the PDF is fetched but not parsed; the fragment link is the same page
+    assert result.stats["focus/skipped/not_html"] == 1
+    assert result.stats["focus/links/not_http"] >= 1  # mailto:
+
+    page = by_url["http://a.test/regex.html"]
+    assert page["status"] == 200
+    assert page["title"] == "Regex guide"
+    assert page["hot"] is True  # 12 occurrences in the body (the script's don't count)
+    assert page["score"] > 0.9
+    assert page["depth"] == 1
+    assert page["parent"] == "http://a.test/index.html"
+    assert page["anchor"] == "Regular expressions"
+    assert page["content_type"].startswith("text/html")
+    assert page["text_length"] == len("regex " * 12 + "patterns and matching home more")
+    assert page["outlinks"] == 2
+    assert page["truncated"] is False
+    assert page["fetched_at"].endswith("+00:00")
+
+    cooking = by_url["http://a.test/cooking.html"]
+    assert cooking["score"] == 0.0 and cooking["hot"] is False
+
+    moved = by_url["http://b.test/new.html"]  # the URL after the redirect
+    assert moved["parent"] == "http://a.test/index.html" and moved["anchor"] == "moved"
+
+    # crawl order: every page numbered once; best-first fetched the regex page (linked by the
+    # index with a parent score) before the pages linked from the irrelevant cooking page
+    orders = sorted(i["order"] for i in result.items)
+    assert len(set(orders)) == len(orders) and orders[0] == 1
+    assert by_url["http://a.test/index.html"]["order"] == 1
+    assert by_url["http://b.test/deep/regex-more.html"]["priority"] == page["score"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_max_pages_is_exact(server, proxy_to):
+    proxy_to(server)
+    before = len(server.read_log())
+    result = await crawl(project_settings(FOCUS_DELAY=0, CONCURRENT_REQUESTS=8),
+                         keywords="regex", seeds="http://a.test/index.html", max_pages="3")
+    assert len(result.items) == 3
+    # a redirect is a hop, not a page: MAX_PAGES counts the pages the server sent
+    fetched = [r for r in server.read_log()[before:]
+               if r["path"] != "/robots.txt" and not 300 <= int(r["status"]) < 400]
+    assert len(fetched) == 3
+    assert result.stats["focus/pages_fetched"] == 3
+
+
+def test_outlink_requests_carry_what_the_scheduler_needs():
+    spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
+    spider.settings = project_settings()
+
+    class FakeCrawler:
+        class stats:  # noqa: N801 - a minimal stats collector
+            values: dict = {}
+
+            @classmethod
+            def inc_value(cls, key, count=1, start=0):
+                cls.values[key] = cls.values.get(key, start) + count
+
+            @classmethod
+            def set_value(cls, key, value):
+                cls.values[key] = value
+
+        class signals:  # noqa: N801
+            @staticmethod
+            def send_catch_log(*args, **kwargs):
+                return []
+
+    spider.crawler = FakeCrawler
+    spider._configure()
+    body = PAGES["a.test"]["/regex.html"].body
+    request = Request("http://a.test/regex.html", meta={"depth": 1, "focus_order": 7, "focus": {
+        "anchor": "Regular expressions", "parent": "http://a.test/index.html"}})
+    response = HtmlResponse(request.url, body=body.encode(), encoding="utf-8", request=request,
+                            headers={"Content-Type": "text/html"})
+    out = list(spider.parse(response))
+    item, requests = out[0], out[1:]
+    assert item.order == 7 and item.anchor == "Regular expressions"
+    assert [r.url for r in requests] == ["http://a.test/index.html",
+                                         "http://b.test/deep/regex-more.html"]
+    meta = requests[1].meta["focus"]
+    assert meta["parent"] == "http://a.test/regex.html"
+    assert meta["parent_score"] == pytest.approx(item.score)
+    assert meta["parent_hot"] is True
+    assert meta["anchor"] == "more"
+    assert meta["keyword"] is True  # "regex" is in the URL
+    assert requests[0].meta["focus"]["keyword"] is False
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"seeds": "http://a.test/"}, "keywords are required"),
+    ({"keywords": "  ", "seeds": "http://a.test/"}, "keywords are required"),
+    ({"keywords": "the of", "seeds": "http://a.test/"}, "only stop words"),
+    ({"keywords": "regex", "seeds": "htp:/broken"}, "malformed seed URL"),
+    ({"keywords": "regex"}, "no seed URLs"),
+    ({"keywords": "regex", "seeds": "http://a.test/", "strategy": "dfs"}, "unknown strategy"),
+    ({"keywords": "regex", "seeds": "http://a.test/", "max_pages": "many"}, "must be an integer"),
+])
+@pytest_twisted.ensureDeferred
+async def test_argument_errors_stop_the_crawl_at_start(args, message):
+    result = await crawl(project_settings(), **args)
+    assert result.items == []
+    assert result.stats["finish_reason"] == "bad_arguments"
+    assert message in result.stats["focus/argument_error"]
+    assert "downloader/request_count" not in result.stats
+
+
+def test_argument_error_is_one_line_on_the_command_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=",
+         "-a", "seeds=http://a.test/", "-s", "LOG_LEVEL=ERROR"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert "focuscrawl: keywords are required" in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_seeds_from_a_file(tmp_path):
+    from focuscrawl.arguments import parse_seeds
+
+    f = tmp_path / "seeds.txt"
+    f.write_text("# my seeds\nhttp://a.test/x#frag\n\nhttp://b.test/?b=2&a=1\n")
+    assert parse_seeds(str(f)) == ["http://a.test/x", "http://b.test/?a=1&b=2"]

@@ -30,7 +30,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     other ought our ours ourselves out over own same she should so some such than that the their
     theirs them themselves then there these they this those through to too under until up upon
     us very was we were what when where which while who whom why will with would you your yours
-    yourself yourselves also may might must shall via per etc e g ie eg""".split()
+    yourself yourselves also may might must shall via per etc e g ie eg s t""".split()
 )
 
 

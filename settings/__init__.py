@@ -70,3 +70,13 @@ DOWNLOADER_MIDDLEWARES = {
     # last on the way out, first on the way back: see focuscrawl.middlewares.politeness
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": 950,
 }
+
+# -- JavaScript rendering (focuscrawl.render: scrapy-playwright + the system Chromium) -------
+# Off unless one of the first two asks: then, and only then, the browser handler is installed.
+FOCUS_RENDER = ""  # "js": render every page in Chromium; spider argument `render` overrides it
+FOCUS_RENDER_DOMAINS = ""  # comma-separated hosts/domains to render (subdomains too); others
+#                            download as usual, so only the sites that need a browser pay for it
+FOCUS_RENDER_WAIT_UNTIL = "networkidle"  # page.goto waits for this: text fetched by scripts
+#                                          arrives after "load"; "load" is faster but misses it
+FOCUS_CHROMIUM_PATH = ""  # the browser; "" finds chromium on PATH (no browser is downloaded)
+FOCUS_RENDER_PROXY = ""  # the browser's proxy; "" uses $http_proxy, as Scrapy's downloads do

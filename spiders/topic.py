@@ -24,6 +24,7 @@ from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
 from focuscrawl.extract import extract
 from focuscrawl.items import PageItem
 from focuscrawl.relevance import Topic
+from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.urls import canonical
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,9 @@ class TopicSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure()
+        # render=js / FOCUS_RENDER_DOMAINS: install the browser download handler (settings are
+        # not frozen yet); with rendering off this changes nothing and no browser starts
+        configure_rendering(crawler.settings, spider_mode(spider))
         return spider
 
     def _configure(self) -> None:

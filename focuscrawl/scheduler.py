@@ -87,6 +87,7 @@ class FocusScheduler:
         self.pages = 0  # pages fetched (non-redirect responses to requests handed out here)
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
+        self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
 
@@ -152,6 +153,8 @@ class FocusScheduler:
         frontier = self.frontier
         if frontier is None or self._budget() <= 0:
             return None
+        if self.strict and self._parsing():
+            return None  # the engine asks again once the page's outlinks are all queued
         policy = self.policy
         now = policy.clock()
         entry = frontier.pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now))
@@ -188,6 +191,12 @@ class FocusScheduler:
             self.stats.set_value("focus/pages_fetched", self.pages)
 
     # -- helpers ----------------------------------------------------------------------------
+    def _parsing(self) -> bool:
+        """True while a fetched page is still in the spider, its outlinks not all queued."""
+        engine = getattr(self.crawler, "engine", None)
+        slot = getattr(getattr(engine, "scraper", None), "slot", None)
+        return bool(slot is not None and slot.active)
+
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
 

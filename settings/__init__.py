@@ -55,6 +55,9 @@ FOCUS_HOT_DISTANCE = 3  # Cho's modified crawler: hot if distance_from_hotpage <
 FOCUS_REORDER = "none"  # Cho's reorder_queue: none (FIFO) | backlinks | score
 FOCUS_DISTILLER_WEIGHT = 0.5  # distiller: share of the parent's hub weight in a link's priority
 FOCUS_DISTILLER_EVERY = 50  # distiller: recompute HITS hub weights every this many pages
+FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outlinks are queued:
+#                             the papers' sequential crawler (deterministic with
+#                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
 
 # -- Politeness (focuscrawl.frontier.hosts + focuscrawl.middlewares.politeness) -------------
 FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address

@@ -1,0 +1,94 @@
+"""Each strategy through the real Scrapy engine: the fetch order is the frontier's order.
+
+The site is crawled with one request at a time; the expected order is computed by a virtual
+crawl (the frontier alone, fed with the same pages scored by the same classifier), so the test
+checks that Scrapy's engine, the scheduler adapter and the politeness layer do not reorder what
+the frontier decides.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import pytest_twisted
+
+from focuscrawl.extract import extract
+from focuscrawl.frontier import Link, make_frontier
+from focuscrawl.relevance import Topic
+from focuscrawl.urls import canonical, host
+from focuscrawl.webserver import Page, ServerProcess
+
+from .conftest import crawl, project_settings
+
+HOSTS = ["alpha.test", "beta.test", "gamma.test"]
+WORDS = "river stone cloud garden paper window music travel market engine".split()
+
+
+def build_site(seed: int = 5) -> dict[str, dict[str, Page]]:
+    rng = random.Random(seed)
+    urls = [f"http://{h}/p{i}.html" for h in HOSTS for i in range(12)]
+    pages: dict[str, dict[str, Page]] = {h: {} for h in HOSTS}
+    for n, url in enumerate(urls):
+        topical = rng.random() < 0.35
+        words = [rng.choice(WORDS) for _ in range(40)]
+        if topical:
+            words += ["regex"] * rng.randint(1, 14) + ["pattern"] * rng.randint(0, 4)
+        title = "Regex notes" if topical and rng.random() < 0.3 else f"Page {n}"
+        links = rng.sample(urls, 4)
+        anchors = " ".join(
+            f'<a href="{u}">{"regex tips" if rng.random() < 0.15 else "more"}</a>' for u in links
+        )
+        body = f"<html><head><title>{title}</title></head><body><p>{' '.join(words)}</p>{anchors}"
+        pages[host(url)][url.split("/", 3)[3] and "/" + url.split("/", 3)[3]] = Page(
+            body + "</body></html>")
+    return pages
+
+
+SITE = build_site()
+
+
+def virtual_order(name: str, topic: Topic, seed_url: str) -> list[str]:
+    """The frontier alone over the site, as Cho's virtual crawler."""
+    frontier = make_frontier(name, n=4, seed=0, every=5)
+    frontier.add(Link(seed_url, host=host(seed_url), keyword=topic.mentions(seed_url)))
+    order: list[str] = []
+    while (entry := frontier.pop()) is not None:
+        order.append(entry.url)
+        page_src = SITE[host(entry.url)][entry.url.split(host(entry.url), 1)[1]].body
+        page = extract(page_src, entry.url)
+        scored = topic.score_page(page.title, page.text)
+        frontier.crawled(entry.url, scored.score, scored.hot)
+        for link in page.links:
+            url = canonical(link.url)
+            frontier.add(Link(url, host=host(url), anchor=link.anchor, parent=entry.url,
+                              parent_score=scored.score, parent_hot=scored.hot,
+                              keyword=topic.mentions(link.anchor) or topic.mentions(url)))
+    return order
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ServerProcess(pages=SITE) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("name", ["breadth-first", "cho", "cho-distance", "best-first",
+                                  "best-n-first", "distiller"])
+@pytest_twisted.ensureDeferred
+async def test_engine_fetches_in_the_frontiers_order(server, proxy_to, name):
+    proxy_to(server)
+    seed_url = "http://alpha.test/p0.html"
+    expected = virtual_order(name, Topic("regex pattern"), seed_url)
+    before = len(server.read_log())
+    result = await crawl(
+        project_settings(FOCUS_DELAY=0, CONCURRENT_REQUESTS=1, FOCUS_STRICT_ORDER=True,
+                         FOCUS_DISTILLER_EVERY=5, FOCUS_BEST_N=4, FOCUS_ROBOTSTXT_OBEY=False),
+        keywords="regex pattern", seeds=seed_url, strategy=name,
+    )
+    served = [f"http://{r['host']}{r['path']}" for r in server.read_log()[before:]
+              if r["path"] != "/robots.txt"]
+    exported = [i["url"] for i in sorted(result.items, key=lambda i: i["order"])]
+    assert served == exported  # the server saw the pages in the order they were numbered
+    assert exported == expected
+    assert len(expected) > 20

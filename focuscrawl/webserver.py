@@ -48,7 +48,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -683,29 +683,46 @@ def main(argv: list[str] | None = None) -> int:
     server = WebServer(sites, options=per_host, defaults=defaults, log_path=log_path,
                        seed=args.seed, bind=args.bind, port=args.port,
                        bind_hosts=args.bind_hosts)
+    server.start()
+
+    def ready() -> None:  # once signals are handled: the port file says "stoppable now"
+        if args.addr_file:
+            _write_atomic(args.addr_file, json.dumps(
+                {h: f"{a}:{server.port}" for h, a in server.addresses.items()}))
+        if args.port_file:
+            _write_atomic(args.port_file, f"{server.port}\n")
+        print(f"serving {len(sites.hosts)} host(s) on http://{args.bind}:{server.port}/ "
+              f"(use http_proxy=http://{args.bind}:{server.port})", file=sys.stderr, flush=True)
+
+    serve_until_signal(server, args.max_seconds, ready)
+    return 0
+
+
+def serve_until_signal(server: WebServer, max_seconds: float = 0.0,
+                       ready: Callable[[], None] | None = None) -> None:
+    """Block until SIGTERM/SIGINT (or ``max_seconds``), then stop the server and close its log.
+
+    ``ready`` runs once the signal handlers are in place (write port files there).
+    """
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: Any) -> None:
         stop.set()
 
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
-    server.start()
-    if args.addr_file:
-        _write_atomic(args.addr_file, json.dumps(
-            {h: f"{a}:{server.port}" for h, a in server.addresses.items()}))
-    if args.port_file:
-        _write_atomic(args.port_file, f"{server.port}\n")
-    print(f"serving {len(sites.hosts)} host(s) on http://{args.bind}:{server.port}/ "
-          f"(use http_proxy=http://{args.bind}:{server.port})", file=sys.stderr, flush=True)
-    deadline = time.monotonic() + args.max_seconds if args.max_seconds else None
-    while not stop.is_set():
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            break
-        stop.wait(0.1 if left is None else min(left, 0.1))
-    server.stop()
-    return 0
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if ready is not None:
+            ready()
+        deadline = time.monotonic() + max_seconds if max_seconds else None
+        while not stop.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            stop.wait(0.1 if left is None else min(left, 0.1))
+    finally:
+        server.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 # --------------------------------------------------------------------------- test harness

@@ -10,7 +10,9 @@ Register for both schemes and point ``FOCUS_REPLAY`` at a WARC (e.g. one written
 Every request is then answered from the WARC, never from the network: the recorded status,
 headers and body (compressed bodies stay compressed, Scrapy's HttpCompressionMiddleware undoes
 them as for a live answer); a recorded redirect replays as the 3xx with its ``Location``, so
-RedirectMiddleware follows it; a URL that is not recorded, robots.txt included, answers 404.
+RedirectMiddleware follows it; a download that failed without a response (recorded by
+``focuscrawl.warc`` as ``WARC-Focus-Error``) fails again at once with the same kind of exception
+(no timeout is waited for); a URL that is not recorded, robots.txt included, answers 404.
 URLs are matched after w3lib canonicalisation (fragment dropped, query sorted).  Which record
 answers a URL fetched more than once is decided in ``focuscrawl.evaluation.warcindex``.
 
@@ -29,6 +31,8 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from scrapy import exceptions as scrapy_exceptions
+from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.httpobj import urlparse_cached
@@ -45,6 +49,19 @@ logger = logging.getLogger(__name__)
 
 REPLAY_FLAG = "replay"
 _MISSING_BODY = b"<html><head><title>404 Not Found</title></head><body>Not recorded</body></html>"
+# Failures a replay may raise again, by the class name recorded; anything else -> DownloadFailed.
+_REPLAYABLE: dict[str, type[Exception]] = {
+    f"{c.__module__}.{c.__qualname__}": c
+    for c in (
+        scrapy_exceptions.CannotResolveHostError,
+        scrapy_exceptions.DownloadConnectionRefusedError,
+        scrapy_exceptions.DownloadFailedError,
+        scrapy_exceptions.DownloadTimeoutError,
+        scrapy_exceptions.DownloadCancelledError,
+        scrapy_exceptions.ResponseDataLossError,
+        TunnelError,
+    )
+}
 _indexes: weakref.WeakKeyDictionary[Any, WarcIndex] = weakref.WeakKeyDictionary()
 
 
@@ -83,6 +100,11 @@ class ReplayDownloadHandler:
         t0 = time.monotonic()
         stats = self.crawler.stats
         entry = self.index.get(request.url)
+        if entry is None and (error := self.index.error(request.url)) is not None:
+            if stats is not None:
+                stats.inc_value("replay/failure")
+            cls = _REPLAYABLE.get(error, scrapy_exceptions.DownloadFailedError)
+            raise cls(f"replayed failure ({error}) for {request.url}")
         if entry is None:
             if stats is not None:
                 stats.inc_value("replay/miss")

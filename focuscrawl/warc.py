@@ -1,7 +1,11 @@
 """Record a crawl as a WARC file, so that it can be judged and replayed later (the virtual crawler).
 
 Enable with ``FOCUS_WARC = "crawl.warc.gz"`` (``%(name)s`` and ``%(time)s`` are filled in as in
-FEEDS) and ``EXTENSIONS = {"focuscrawl.warc.WarcRecorder": 0}``; unset, the extension is off.
+FEEDS) and ``DOWNLOADER_MIDDLEWARES = {"focuscrawl.warc.WarcRecorder": 990}``; with FOCUS_WARC
+unset the component is off.  It is a downloader middleware only to see download *failures*
+(``process_exception``: any position above RetryMiddleware's 550 works); responses are taken from
+the ``response_downloaded`` signal, so their recording does not depend on the position.  Listed
+in EXTENSIONS instead it records everything but failures.
 
 What is written, per download, as the downloader got it (the ``response_downloaded`` signal, before
 any downloader middleware):
@@ -10,6 +14,9 @@ any downloader middleware):
   keep their ``Content-Encoding``; redirects (3xx with ``Location``) and error statuses are
   recorded like any answer; ``Transfer-Encoding`` is dropped since the body is already de-chunked;
 * a ``request`` record (method, path, headers as sent, body) concurrent to it;
+* a download that failed without any response (refused connection, DNS failure, timeout, proxy
+  tunnel refused) as a ``metadata`` record with ``WARC-Focus-Error`` (the exception's class),
+  which the replay raises again, so a replayed crawl spends its page budget as the live one did;
 * once the page's relevance is known, a small ``metadata`` record that refers to the response
   (``WARC-Refers-To``) and carries ``WARC-Focus-Score`` (and ``WARC-Focus-Hot``).  The score comes
   from a scraped item with ``url`` and ``score`` (and optionally ``hot``), or from
@@ -39,7 +46,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from focuscrawl.evaluation.text import canonical_url
-from focuscrawl.evaluation.warcindex import HOT_HEADER, SCORE_HEADER
+from focuscrawl.evaluation.warcindex import ERROR_HEADER, HOT_HEADER, SCORE_HEADER
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -51,6 +58,7 @@ logger = logging.getLogger(__name__)
 SCORE_META = "focus_score"
 HOT_META = "focus_hot"
 _DROP_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
+_recorders: weakref.WeakKeyDictionary[Any, WarcRecorder] = weakref.WeakKeyDictionary()
 
 
 def _text(b: bytes | str) -> str:
@@ -93,6 +101,7 @@ class WarcRecorder:
         self._scored: set[str] = set()  # response record ids that already got their score
         self._ready: deque[tuple[str, str, dict[str, Any]]] = deque()
         self._watch: dict[str, weakref.finalize] = {}
+        self._sent: weakref.WeakSet[Request] = weakref.WeakSet()  # handed to a download handler
         self.records = 0
 
     @classmethod
@@ -100,10 +109,16 @@ class WarcRecorder:
         path = crawler.settings.get("FOCUS_WARC")
         if not path:
             raise NotConfigured("FOCUS_WARC is not set")
+        if crawler in _recorders:
+            raise NotConfigured("a WarcRecorder already records this crawl")
         ext = cls(str(path), crawler)
+        _recorders[crawler] = ext
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(ext.response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(
+            ext.request_reached_downloader, signal=signals.request_reached_downloader
+        )
         crawler.signals.connect(ext.item_scraped, signal=signals.item_scraped)
         crawler.signals.connect(ext.item_dropped, signal=signals.item_dropped)
         return ext
@@ -150,7 +165,19 @@ class WarcRecorder:
     def spider_closed(self, spider: Spider, reason: str = "") -> None:
         self.close()
 
+    def request_reached_downloader(self, request: Request, spider: Spider) -> None:
+        self._sent.add(request)
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        """Record a download that ended without a response (not a middleware's IgnoreRequest)."""
+        if request not in self._sent or self._writer is None:
+            return
+        self._sent.discard(request)
+        self._drain()
+        self.write_failure(request.url, exception)
+
     def response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
+        self._sent.discard(request)
         if self._writer is None:
             return
         self._drain()
@@ -251,6 +278,18 @@ class WarcRecorder:
         rec = self._writer.create_warc_record(
             url, "metadata", payload=io.BytesIO(data), length=len(data),
             warc_content_type="application/warc-fields", warc_headers_dict=fields,
+        )
+        self._write(rec)
+
+    def write_failure(self, url: str, exception: BaseException) -> None:
+        """A metadata record saying that fetching ``url`` failed with ``exception``."""
+        cls = type(exception)
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        message = " ".join(str(exception).split())[:500]
+        data = f"error: {name}\r\nmessage: {message}\r\n".encode()
+        rec = self._writer.create_warc_record(  # type: ignore[union-attr]
+            url, "metadata", payload=io.BytesIO(data), length=len(data),
+            warc_content_type="application/warc-fields", warc_headers_dict={ERROR_HEADER: name},
         )
         self._write(rec)
 

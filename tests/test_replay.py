@@ -18,6 +18,7 @@ from focuscrawl.evaluation import Repository, WarcIndex, canonical_url
 
 A = "http://site-a.invalid"
 B = "https://site-b.invalid"
+DEAD = "http://dead.invalid/"
 BINARY = bytes(range(256)) * 4
 GZ_HTML = b"<html><head><title>Zipped</title></head><body>compressed page</body></html>"
 HOME = f"""<html><head><title>Home</title></head><body>
@@ -45,6 +46,12 @@ def write_warc(path: str) -> None:
 
         page = [("Content-Type", "text/html; charset=utf-8")]
         w.write_record(w.create_warcinfo_record("test.warc.gz", {"software": "test"}))
+        # a fetch that failed without a response, as focuscrawl.warc records it
+        data = b"error: scrapy.exceptions.CannotResolveHostError\r\n"
+        w.write_record(w.create_warc_record(
+            DEAD, "metadata", payload=io.BytesIO(data), length=len(data),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict={"WARC-Focus-Error": "scrapy.exceptions.CannotResolveHostError"}))
         resp(f"{A}/robots.txt", "200 OK", [("Content-Type", "text/plain")],
              b"User-agent: *\nDisallow: /private/\n")
         resp(f"{A}/", "200 OK", [*page, ("X-Multi", "one"), ("X-Multi", "two")], HOME)
@@ -84,7 +91,11 @@ class RecordingSpider(scrapy.Spider):
 
     async def start(self):
         for url in self.seeds:
-            yield scrapy.Request(url, meta={"handle_httpstatus_list": [404, 500, 503]})
+            yield scrapy.Request(url, meta={"handle_httpstatus_list": [404, 500, 503]},
+                                 errback=self.failed)
+
+    def failed(self, failure):
+        self.seen[canonical_url(failure.request.url)] = {"error": type(failure.value).__name__}
 
     def parse(self, response):
         self.seen[canonical_url(response.url)] = {
@@ -163,6 +174,14 @@ async def test_replay_serves_the_warc_without_network(warc: str) -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_recorded_failure_fails_again(warc: str) -> None:
+    seen, crawler = await crawl([DEAD, f"{A}/page2.html"], FOCUS_REPLAY=warc)
+    assert seen[DEAD] == {"error": "CannotResolveHostError"}
+    assert seen[f"{A}/page2.html"]["status"] == 200
+    assert crawler.stats.get_value("replay/failure") == 1
+
+
+@pytest_twisted.ensureDeferred
 async def test_http_and_https_handlers_share_one_index(warc: str) -> None:
     _seen, crawler = await crawl([f"{A}/page2.html", f"{B}/doc.bin"], FOCUS_REPLAY=warc)
     handlers = crawler.engine.downloader.handlers._handlers
@@ -189,6 +208,8 @@ def test_index_picks_records_and_reads_bodies(warc: str) -> None:
         assert idx.body(gz) == gzip.compress(GZ_HTML)  # as on the wire
         assert idx.body(gz, decode_content=True) == GZ_HTML
         assert idx.get(f"{A}/nothing") is None
+        assert idx.error(DEAD) == "scrapy.exceptions.CannotResolveHostError"
+        assert idx.error(f"{A}/old") is None
 
 
 def test_truncated_warc_keeps_complete_records(warc: str, tmp_path) -> None:

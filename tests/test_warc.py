@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,13 +93,18 @@ class ScoringSpider(scrapy.Spider):
     name = "scoring"
     scores = {"/": (0.75, True), "/a.html": (0.5, False)}
 
-    def __init__(self, base: str, seen: dict[str, dict[str, Any]], **kw: Any) -> None:
+    def __init__(self, base: str, dead: str, seen: dict[str, dict[str, Any]], **kw: Any) -> None:
         super().__init__(**kw)
         self.base = base
+        self.dead = dead
         self.seen = seen
 
     async def start(self):
         yield scrapy.Request(self.base + "/", meta={"handle_httpstatus_list": STATUSES})
+        yield scrapy.Request(self.dead, errback=self.failed)
+
+    def failed(self, failure):
+        self.seen[canonical_url(failure.request.url)] = {"error": type(failure.value).__name__}
 
     def parse(self, response):
         self.seen[canonical_url(response.url)] = {
@@ -133,7 +139,7 @@ def settings(**extra: Any) -> dict[str, Any]:
         "RETRY_ENABLED": False,
         "ROBOTSTXT_OBEY": True,
         "LOG_LEVEL": "WARNING",
-        "EXTENSIONS": {"focuscrawl.warc.WarcRecorder": 0},
+        "DOWNLOADER_MIDDLEWARES": {"focuscrawl.warc.WarcRecorder": 990},
         "ITEM_PIPELINES": {DropLowPipeline: 100},
         # registered in both runs: without FOCUS_REPLAY it hands requests to Scrapy's handler
         "DOWNLOAD_HANDLERS": {"http": "focuscrawl.replay.ReplayDownloadHandler",
@@ -142,12 +148,20 @@ def settings(**extra: Any) -> dict[str, Any]:
     }
 
 
-async def crawl(base: str, **extra: Any) -> tuple[dict[str, dict[str, Any]], Any]:
+async def crawl(base: str, dead: str, **extra: Any) -> tuple[dict[str, dict[str, Any]], Any]:
     seen: dict[str, dict[str, Any]] = {}
     runner = CrawlerRunner(settings(**extra))
     crawler = runner.create_crawler(ScoringSpider)
-    await runner.crawl(crawler, base=base, seen=seen)
+    await runner.crawl(crawler, base=base, dead=dead, seen=seen)
     return seen, crawler
+
+
+def closed_port_url() -> str:
+    """A loopback URL nobody listens on: the connection is refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/dead.html"
 
 
 def read_records(path: str) -> list[dict[str, Any]]:
@@ -172,8 +186,10 @@ def read_records(path: str) -> list[dict[str, Any]]:
 async def test_record_a_live_crawl_then_replay_it(tmp_path) -> None:
     path = str(tmp_path / "crawl.warc.gz")
     Handler.hits = []
+    dead = closed_port_url()
     with server() as base:
-        live, crawler = await crawl(base, FOCUS_WARC=path)
+        live, crawler = await crawl(base, dead, FOCUS_WARC=path)
+    assert live[dead] == {"error": "DownloadConnectionRefusedError"}
     assert "/" in Handler.hits and "/private/x.html" not in Handler.hits
     assert crawler.stats.get_value("item_dropped_count") == 1
 
@@ -181,7 +197,9 @@ async def test_record_a_live_crawl_then_replay_it(tmp_path) -> None:
     assert records[0]["type"] == "warcinfo"
     resp = {r["url"][len(base):]: r for r in records if r["type"] == "response"}
     reqs = {r["url"][len(base):]: r for r in records if r["type"] == "request"}
-    meta = {r["url"][len(base):]: r for r in records if r["type"] == "metadata"}
+    meta = {r["url"][len(base):]: r for r in records
+            if r["type"] == "metadata" and "WARC-Focus-Score" in r["warc"]}
+    failures = [r for r in records if "WARC-Focus-Error" in r["warc"]]
 
     fetched = {"/robots.txt", "/", "/a.html", "/old", "/target.html", "/missing", "/error",
                "/img.bin", "/gz.html", "/chunked.html"}
@@ -203,6 +221,12 @@ async def test_record_a_live_crawl_then_replay_it(tmp_path) -> None:
         assert r["warc"]["WARC-Concurrent-To"] == resp[p]["id"]
         assert r["http"].protocol == "GET" and r["http"].get_header("Host") == base[7:]
         assert r["http"].get_header("User-Agent")
+    # refused connections (the dead server's robots.txt, then the page) are recorded as
+    # failures; the IgnoreRequest of robots.txt rules is no failure
+    dead_robots = dead.replace("/dead.html", "/robots.txt")
+    assert {(r["url"], r["warc"]["WARC-Focus-Error"]) for r in failures} == {
+        (dead_robots, "scrapy.exceptions.DownloadConnectionRefusedError"),
+        (dead, "scrapy.exceptions.DownloadConnectionRefusedError")}
     # scores: from an item, from a dropped item, from response.meta; none for unscored pages
     assert set(meta) == {"/", "/a.html", "/target.html"}
     assert meta["/"]["warc"]["WARC-Focus-Score"] == "0.75"
@@ -225,11 +249,12 @@ async def test_record_a_live_crawl_then_replay_it(tmp_path) -> None:
 
     # Replay with the server gone: the same answers, nothing new written to the network.
     Handler.hits = []
-    replayed, crawler2 = await crawl(base, FOCUS_REPLAY=path)
+    replayed, crawler2 = await crawl(base, dead, FOCUS_REPLAY=path)
     assert Handler.hits == []
     assert replayed == live
     assert crawler2.stats.get_value("replay/miss") is None
     assert crawler2.stats.get_value("replay/hit") == len(fetched)
+    assert crawler2.stats.get_value("replay/failure") == 2
 
 
 def test_records_are_flushed_before_close(tmp_path) -> None:

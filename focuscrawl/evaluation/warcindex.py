@@ -8,6 +8,8 @@ on disk and are read back by offset, so a repository of thousands of pages costs
 Which record answers for a URL that was fetched more than once: the last one, except that a
 transient failure (5xx, 408, 429) never replaces an earlier non-transient answer.  A crawl that
 got a 503 and then a 200 on retry replays as 200; one that only ever got 503 replays as 503.
+A download that failed without any response (``WARC-Focus-Error`` metadata, written by
+``focuscrawl.warc``) counts only for a URL that has no recorded response at all.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 SCORE_HEADER = "WARC-Focus-Score"
 HOT_HEADER = "WARC-Focus-Hot"
+ERROR_HEADER = "WARC-Focus-Error"  # a fetch that failed without a response: the exception class
 TRANSIENT = frozenset({408, 429})
 
 
@@ -99,6 +102,7 @@ class WarcIndex:
         self.responses: dict[str, WarcResponse] = {}
         self.scores: dict[str, float] = {}
         self.hot: dict[str, bool] = {}
+        self.errors: dict[str, tuple[str, str]] = {}  # URL -> (exception class, url) w/o response
         self.order: list[str] = []  # canonical URL of every response record, in file order
         self.records = 0
         self.truncated = False
@@ -117,6 +121,12 @@ class WarcIndex:
                     score = rec.rec_headers.get_header(SCORE_HEADER)
                     if score is not None and uri:
                         self._note_score(uri, score, rec.rec_headers.get_header(HOT_HEADER))
+                    error = rec.rec_headers.get_header(ERROR_HEADER)
+                    if error is not None and uri:
+                        try:
+                            self.errors[canonical_url(uri)] = (error, uri)
+                        except ValueError:
+                            pass
                     if kind != "response" or not uri or rec.http_headers is None:
                         continue
                     try:
@@ -170,6 +180,17 @@ class WarcIndex:
             return self.responses.get(canonical_url(url))
         except ValueError:
             return None
+
+    def error(self, url: str) -> str | None:
+        """The exception class a fetch of ``url`` failed with, if it has no recorded response."""
+        try:
+            key = canonical_url(url)
+        except ValueError:
+            return None
+        if key in self.responses:
+            return None
+        failed = self.errors.get(key)
+        return failed[0] if failed else None
 
     def body(self, entry: WarcResponse, decode_content: bool = False) -> bytes:
         """The recorded body: as on the wire (``Content-Encoding`` kept) unless decode_content."""

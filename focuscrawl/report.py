@@ -54,8 +54,8 @@ def summarise(lines: TextIO, relevant: float = 0.2, top: int = 10) -> Summary:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Summarise a focuscrawl JSON-lines file.")
     parser.add_argument("path")
-    parser.add_argument("--relevant", type=float, default=0.2,
-                        help="score at which a page counts as relevant (default 0.2)")
+    parser.add_argument("--relevant", type=float, default=0.1,
+                        help="score at which a page counts as relevant (default 0.1)")
     parser.add_argument("--top", type=int, default=10)
     args = parser.parse_args(argv)
     try:

@@ -26,9 +26,12 @@ fi
 stamp=.venv/.focuscrawl-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "setup: installing Python packages into .venv"
-    .venv/bin/python -m pip install -q --upgrade "pip<27" 2>&1 | grep -v "is ignored" || true
-    .venv/bin/python -m pip install -q -e ".[test,eval,distributed,scrapyd]" 2>&1 \
-        | grep -v "is ignored" || true
+    if ! .venv/bin/python -m pip install -e ".[test,eval,distributed,scrapyd]" \
+            >.venv/pip.log 2>&1; then
+        tail -n 30 .venv/pip.log
+        echo "setup: pip install failed (full log: .venv/pip.log)"
+        exit 1
+    fi
     .venv/bin/python -c "import scrapy, numpy, w3lib, pytest_twisted, scrapy_playwright, warcio"
     touch "$stamp"
 fi

@@ -42,7 +42,7 @@ FOCUS_HOT_BODY_COUNT = 10  # Cho: a page is hot with a keyword in its title or t
 FOCUS_IDF = False  # weight the cosine by IDF learnt from the pages fetched so far
 FOCUS_MIN_SCORE = 0.0  # items scoring below this are not exported (all are still crawled)
 FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s.jsonl"  # JSON lines written when no -o/-O/FEEDS
-FOCUS_RELEVANT_SCORE = 0.2  # a page at least this similar counts as relevant in focus/harvest_rate
+FOCUS_RELEVANT_SCORE = 0.1  # a page at least this similar counts as relevant in focus/harvest_rate
 
 # -- The crawl order (focuscrawl.frontier) ---------------------------------------------------
 FOCUS_STRATEGY = "best-first"  # breadth-first | cho | cho-distance | best-first | best-n-first
@@ -83,3 +83,48 @@ FOCUS_RENDER_WAIT_UNTIL = "networkidle"  # page.goto waits for this: text fetche
 #                                          arrives after "load"; "load" is faster but misses it
 FOCUS_CHROMIUM_PATH = ""  # the browser; "" finds chromium on PATH (no browser is downloaded)
 FOCUS_RENDER_PROXY = ""  # the browser's proxy; "" uses $http_proxy, as Scrapy's downloads do
+
+# == Politeness and crawl hygiene (issue 4) ==================================================
+# focuscrawl.middlewares.{robots,filters,fetchrules}, rules in focuscrawl.traps.
+# robots.txt (focuscrawl.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it)
+FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 9309: 24 h)
+FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
+#                                    long, then fetch again (RFC 9309 and Google: unreachable
+#                                    means disallow; a cached copy stays in force meanwhile)
+# trap and junk filters on outlinks (focuscrawl.middlewares.filters.LinkFilterMiddleware)
+FOCUS_FILTERS_ENABLED = True  # False switches every outlink filter below off at once
+FOCUS_FILTER_SCHEMES = True  # drop mailto:, javascript:, file:, data:, ... (only http(s) fetched)
+FOCUS_FILTER_CGI = True  # drop /cgi-bin/ URLs: WebBase's rule against generated page sets
+FOCUS_FILTER_REPEATED_SEGMENT = 3  # drop a path with one segment this many times (0: off); /a/a/a
+FOCUS_MAX_URL_LENGTH = 256  # drop longer URLs (0: off): long URLs are generated, rarely content
+FOCUS_FILTER_CALENDAR = True  # drop calendar navigation (?month=..&year=.., /calendar/<x>)
+FOCUS_FILTER_SESSION_ID = True  # drop session-id URLs (?sid=, ;jsessionid=): endless duplicates
+FOCUS_FILTER_ROBOTS = True  # drop outlinks a host's already-fetched robots.txt refuses
+FOCUS_MAX_PAGES_PER_SERVER = 0  # distinct URLs queued per server (0: no cap); ends what a trap
+#                                 heuristic misses (Cho's SLAC server had 352,944 URLs)
+# the slides' refinements (001_*), off by default so the papers' crawl orders stay comparable
+FOCUS_NEARNESS = False  # same-site links only under the page's directory, off-site ones only
+#                         with a keyword in URL or anchor; stats focus/not_fetched/nearness_pct
+FOCUS_IRRELEVANT_DIRS = False  # stop fetching a directory that proved irrelevant; stats
+#                                focus/not_fetched/irrelevant_dir_pct
+FOCUS_IRRELEVANT_DIR_PAGES = 25  # ... once more than this many of its pages were fetched
+FOCUS_IRRELEVANT_DIR_SHARE = 0.9  # ... and at least this share scored < FOCUS_RELEVANT_SCORE
+# fetch rules of Pant et al. (focuscrawl.middlewares.fetchrules; DOWNLOAD_TIMEOUT = 10 above)
+FOCUS_MAX_PAGE_BYTES = 100 * 1024  # keep the first 100 KB of a page; longer pages are truncated
+#                                    (flag "truncated") and still scored, not dropped (0: off)
+FOCUS_FETCH_HTML_ONLY = True  # stop a download at its headers if its Content-Type is not HTML
+FOCUS_FETCH_TYPES = ["text/html", "application/xhtml+xml"]  # what FOCUS_FETCH_HTML_ONLY keeps
+
+DOWNLOADER_MIDDLEWARES |= {
+    # drops queued URLs of a directory rejected meanwhile, before robots.txt is even asked
+    "focuscrawl.middlewares.filters.DirectoryGateMiddleware": 60,
+    # our robots.txt (Scrapy's RobotsTxtMiddleware at 100 stays off: ROBOTSTXT_OBEY = False)
+    "focuscrawl.middlewares.robots.RobotsTxtMiddleware": 105,
+    # after retries and decompression on the way back: final statuses, decoded bodies
+    "focuscrawl.middlewares.fetchrules.FetchRulesMiddleware": 540,
+}
+SPIDER_MIDDLEWARES = {
+    # on the spider's output before Scrapy's own (depth, URL length): outlinks never queued
+    "focuscrawl.middlewares.filters.LinkFilterMiddleware": 950,
+}
+# == end of issue 4 section ===================================================================

@@ -102,7 +102,7 @@ class TopicSpider(scrapy.Spider):
             return
         self.focus_options = dict(self.args.frontier)
         self.allowed_domains = self.args.allowed_domains or None
-        self.relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.2)
+        self.relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.argument_error:

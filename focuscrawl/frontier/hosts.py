@@ -13,8 +13,13 @@ No Scrapy import.  A request goes through two steps:
 Requests the scheduler never saw (robots.txt) only take step 2, so a page request waiting for its
 server's robots.txt never blocks the robots.txt fetch itself.
 
-Slow servers (a response slower than ``slow_seconds``, or a timeout) drop to one connection and a
-delay of ``slow_factor`` times their response time, capped at ``max_delay`` — Heritrix's rule.
+Slow servers (a response slower than ``slow_seconds``, or a timeout) drop to one connection for the
+rest of the crawl (WebBase) and, from then on, wait ``slow_factor`` times the last response time
+after the end of each fetch, never less than the normal delay and never more than ``max_delay``
+(Heritrix's ``delayFactor`` rule, recomputed per fetch so a server that recovers speeds up again).
+
+A robots.txt ``Crawl-delay`` raises the delay of its server (capped at ``max_delay``, like
+Heritrix's ``respectCrawlDelayUpToSeconds``) and applies to the gap after the robots.txt fetch too.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ class ServerState:
     next_start: float = 0.0  # monotonic time before which no request may start
     crawl_delay: float = 0.0  # from robots.txt
     slow: bool = False
+    slow_delay: float = 0.0  # factor * last response time, while slow
     last_response_time: float = 0.0
+    last_start: float | None = None
     started: int = 0
 
 
@@ -96,27 +103,43 @@ class HostPolicy:
             state.pending = max(0, state.pending - 1)
         state.active += 1
         state.started += 1
+        state.last_start = now
         state.next_start = now + self.current_delay(host)
         return now
 
     def finish(
         self, host: str, elapsed: float, *, timed_out: bool = False, now: float | None = None
     ) -> None:
+        """A request to ``host`` ended after ``elapsed`` seconds (or timed out)."""
         state = self.server(host)
         state.active = max(0, state.active - 1)
         state.last_response_time = elapsed
         if timed_out or elapsed > self.slow_seconds:
             state.slow = True
             state.concurrency = 1
-            state.delay = min(self.max_delay, max(state.delay, self.slow_factor * elapsed))
+        if state.slow:
+            state.slow_delay = min(self.max_delay, self.slow_factor * elapsed)
             now = now if now is not None else self.clock()
             # Heritrix waits after the end of a slow fetch, not just after its start.
-            state.next_start = max(state.next_start, now + state.delay)
+            state.next_start = max(state.next_start, now + self.current_delay(host))
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
+        """robots.txt's Crawl-delay for ``host``; the next start waits for it from the last one."""
         state = self.server(host)
         state.crawl_delay = min(self.max_delay, max(0.0, seconds))
+        if state.last_start is not None:
+            state.next_start = max(state.next_start, state.last_start + state.crawl_delay)
 
     def current_delay(self, host: str) -> float:
+        """The gap this server needs between request starts (after a fetch end when slow)."""
         state = self.server(host)
-        return max(state.delay, state.crawl_delay)
+        return max(state.delay, state.crawl_delay, state.slow_delay)
+
+    def describe(self) -> dict[str, float]:
+        """Counts for the crawl stats: servers seen, slow servers, servers with a Crawl-delay."""
+        servers = self.servers.values()
+        return {
+            "servers": len(self.servers),
+            "slow_servers": sum(1 for s in servers if s.slow),
+            "crawl_delay_servers": sum(1 for s in servers if s.crawl_delay > 0),
+        }

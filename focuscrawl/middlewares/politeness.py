@@ -13,6 +13,8 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from scrapy import signals
+from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
@@ -30,6 +32,7 @@ class PolitenessMiddleware:
         self.policy = policy_for(crawler)
         self.server_by = crawler.settings.get("FOCUS_SERVER_KEY", "host")
         self._waiters: dict[str, list[asyncio.Future]] = {}
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PolitenessMiddleware:
@@ -63,8 +66,14 @@ class PolitenessMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        self._finish(request, None, timed_out=isinstance(exception, TxTimeoutError))
+        # Scrapy 2.19's handlers raise DownloadTimeoutError; older code paths Twisted's error.
+        timed_out = isinstance(exception, (DownloadTimeoutError, TxTimeoutError))
+        self._finish(request, None, timed_out=timed_out)
         return None
+
+    def _spider_closed(self) -> None:
+        for name, value in self.policy.describe().items():
+            self.crawler.stats.set_value(f"focus/politeness/{name}", value)
 
     def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
         meta = request.meta

@@ -1,0 +1,106 @@
+"""FetchRulesMiddleware: Pant et al.'s fetch rules, with Scrapy's public download signals.
+
+* **Only the first ``FOCUS_MAX_PAGE_BYTES`` (100 KB) of a page are kept; a longer page is
+  truncated, not dropped.**  Scrapy's DOWNLOAD_MAXSIZE cancels the download instead.  A
+  ``bytes_received`` handler raises ``StopDownload(fail=False)`` once the limit is passed, so the
+  download handler closes the connection and returns what it has (flag ``download_stopped``);
+  ``process_response`` then cuts the body to exactly the limit (after decompression) and adds
+  the flag ``truncated``, which the spider exports.  Signals rather than a subclass of the
+  HTTP/1.1 handler: they are public API and every Scrapy HTTP handler sends them.
+* **Only HTML is downloaded.**  A ``headers_received`` handler stops a response whose
+  Content-Type is present and not HTML before its body is read (``focus/fetch/not_html``); the
+  spider then skips the empty response as not HTML.  robots.txt requests are exempt.
+* **Error pages are counted** (``focus/fetch/error_status/<code>``) after retries, then dropped
+  by Scrapy's HttpErrorMiddleware; download errors likewise (``focus/fetch/failed/<error>``).
+* The 10 s timeout is ``DOWNLOAD_TIMEOUT``, redirects are Scrapy's RedirectMiddleware.
+
+Order 540: after RetryMiddleware (550) and HttpCompressionMiddleware (590) on the way back, so
+it sees final outcomes and decompressed bodies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
+
+from .robots import ROBOTS_MAX_BYTES
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Headers, Response
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+_BYTES = "_focus_bytes"
+
+
+class FetchRulesMiddleware:
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        self.max_bytes = s.getint("FOCUS_MAX_PAGE_BYTES", 100 * 1024)
+        self.html_only = s.getbool("FOCUS_FETCH_HTML_ONLY", True)
+        self.types = tuple(t.lower() for t in s.getlist("FOCUS_FETCH_TYPES", list(HTML_TYPES)))
+        if not self.max_bytes and not self.html_only:
+            raise NotConfigured
+        self.stats = crawler.stats
+        if self.max_bytes:
+            crawler.signals.connect(self._bytes_received, signal=signals.bytes_received)
+        if self.html_only:
+            crawler.signals.connect(self._headers_received, signal=signals.headers_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FetchRulesMiddleware:
+        return cls(crawler)
+
+    def _limit(self, request: Request) -> int:
+        if request.meta.get("focus_robots"):
+            return max(self.max_bytes, ROBOTS_MAX_BYTES)
+        return self.max_bytes
+
+    # -- signal handlers, called by the download handler ------------------------------------
+    def _bytes_received(self, data: bytes, request: Request, **kwargs: Any) -> None:
+        meta = request.meta
+        received = meta.get(_BYTES, 0) + len(data)
+        meta[_BYTES] = received
+        if received > self._limit(request):
+            meta["focus_truncated"] = True
+            raise StopDownload(fail=False)
+
+    def _headers_received(self, headers: Headers, request: Request, **kwargs: Any) -> None:
+        if request.meta.get("focus_robots") or request.meta.get("dont_obey_robotstxt"):
+            return
+        raw = headers.get(b"Content-Type")
+        if not raw:
+            return  # unknown: let the spider sniff it
+        ctype = raw.decode("latin-1").split(";", 1)[0].strip().lower()
+        if ctype and ctype not in self.types:
+            self.stats.inc_value("focus/fetch/not_html")
+            raise StopDownload(fail=False)
+
+    # -- the downloader middleware ---------------------------------------------------------
+    def process_request(self, request: Request) -> None:
+        request.meta.pop(_BYTES, None)  # a retry or redirect copies the meta
+        request.meta.pop("focus_truncated", None)
+        return None
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        status = response.status
+        if status >= 400:
+            self.stats.inc_value("focus/fetch/errors")
+            self.stats.inc_value(f"focus/fetch/error_status/{status}")
+            return response
+        limit = self._limit(request) if self.max_bytes else 0
+        if limit and (request.meta.get("focus_truncated") or len(response.body) > limit):
+            self.stats.inc_value("focus/fetch/truncated")
+            flags = [*response.flags, "truncated"] if "truncated" not in response.flags else None
+            response = response.replace(body=response.body[:limit], flags=flags or response.flags)
+        return response
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        if isinstance(exception, IgnoreRequest):  # robots.txt or a filter: counted there
+            return None
+        self.stats.inc_value("focus/fetch/failed")
+        self.stats.inc_value(f"focus/fetch/failed/{type(exception).__name__}")
+        return None

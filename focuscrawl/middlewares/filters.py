@@ -1,0 +1,165 @@
+"""Trap, junk, nearness and irrelevant-directory filters on the spider's outlinks.
+
+:class:`LinkFilterMiddleware` is a spider middleware: it drops an outlink request before it
+reaches the scheduler, so nothing is handed out, reserved or fetched for it.  Every drop is
+counted in ``focus/filtered/<reason>``; the rules themselves are plain Python in
+``focuscrawl.traps``.  Start requests (seeds) and ``dont_filter`` requests pass untouched: they
+are the user's choice.
+
+Reasons, each switched by a setting (see ``settings``): ``scheme``, ``url_length``, ``cgi``,
+``session_id``, ``repeated_segment``, ``calendar``, ``server_cap``, ``robots`` (the host's
+robots.txt is already known and refuses the URL), and the slides' two refinements, off by
+default: ``nearness`` and ``irrelevant_dir``.  For those two, ``focus/not_fetched/<reason>``
+counts distinct URLs refused and never let through, and ``.._pct`` their share of all distinct
+outlinks seen: the slides' Nearness% and Rejected Directories%.
+
+A directory rejected while some of its URLs are already queued would still be fetched; the
+small downloader middleware :class:`DirectoryGateMiddleware` drops those when they are handed out
+(``focus/filtered/irrelevant_dir_queued``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
+from scrapy.utils.httpobj import urlparse_cached
+
+from .. import signals as focus_signals
+from ..scheduler import server_key
+from ..traps import DirectoryStats, ServerCap, UrlRules, is_near
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+DISTINCT_REASONS = ("nearness", "irrelevant_dir")
+
+
+def directories_for(crawler: Crawler) -> DirectoryStats | None:
+    """The crawl's one DirectoryStats (None when FOCUS_IRRELEVANT_DIRS is off)."""
+    s = crawler.settings
+    if not s.getbool("FOCUS_IRRELEVANT_DIRS", False):
+        return None
+    dirs = getattr(crawler, "_focus_directories", None)
+    if dirs is None:
+        dirs = DirectoryStats(
+            min_pages=s.getint("FOCUS_IRRELEVANT_DIR_PAGES", 25),
+            share=s.getfloat("FOCUS_IRRELEVANT_DIR_SHARE", 0.9),
+        )
+        relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.2)
+
+        def scored(url: str, score: float, **kwargs: Any) -> None:
+            if dirs.record(url, score >= relevant_score):
+                crawler.stats.inc_value("focus/dirs/rejected")
+                logger.info("Irrelevant directory, not fetched any more: %s", url.rsplit("/", 1)[0])
+
+        crawler.signals.connect(scored, signal=focus_signals.page_scored, weak=False)
+        crawler._focus_directories = dirs  # type: ignore[attr-defined]
+    return dirs
+
+
+class LinkFilterMiddleware(BaseSpiderMiddleware):
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        s = crawler.settings
+        if not s.getbool("FOCUS_FILTERS_ENABLED", True):
+            raise NotConfigured
+        self.stats = crawler.stats
+        self.rules = UrlRules(
+            schemes=s.getbool("FOCUS_FILTER_SCHEMES", True),
+            cgi=s.getbool("FOCUS_FILTER_CGI", True),
+            repeat=s.getint("FOCUS_FILTER_REPEATED_SEGMENT", 3),
+            max_length=s.getint("FOCUS_MAX_URL_LENGTH", 256),
+            calendar=s.getbool("FOCUS_FILTER_CALENDAR", True),
+            session=s.getbool("FOCUS_FILTER_SESSION_ID", True),
+        )
+        self.cap = ServerCap(s.getint("FOCUS_MAX_PAGES_PER_SERVER", 0))
+        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
+        self.nearness = s.getbool("FOCUS_NEARNESS", False)
+        self.robots_prefilter = s.getbool("FOCUS_FILTER_ROBOTS", True)
+        self.dirs = directories_for(crawler)
+        # distinct URLs, only for the slides' two measures (hashes: 8 bytes of key per URL)
+        self._distinct = self.nearness or self.dirs is not None
+        self._seen: set[int] = set()
+        self._passed: set[int] = set()
+        self._refused: dict[str, set[int]] = {r: set() for r in DISTINCT_REASONS}
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
+        if response is None or request.dont_filter:
+            return request
+        self.stats.inc_value("focus/links/considered")
+        reason = self._reason(request, response)
+        if self._distinct:
+            key = hash(request.url)
+            self._seen.add(key)
+            if reason is None:
+                self._passed.add(key)
+            elif reason in self._refused:
+                self._refused[reason].add(key)
+        if reason is None:
+            return request
+        self.stats.inc_value(f"focus/filtered/{reason}")
+        logger.debug("Filtered (%s): %s", reason, request.url)
+        return None
+
+    def _reason(self, request: Request, response: Response) -> str | None:
+        url = request.url
+        reason = self.rules.reason(url)
+        if reason is not None:
+            return reason
+        if self.nearness:
+            focus = request.meta.get("focus") or {}
+            if not is_near(response.url, url, bool(focus.get("keyword"))):
+                return "nearness"
+        if self.dirs is not None and self.dirs.is_rejected(url):
+            return "irrelevant_dir"
+        if self.robots_prefilter:
+            robots = getattr(self.crawler, "_focus_robots", None)
+            if robots is not None and robots.disallows(url, urlparse_cached(request)):
+                return "robots"
+        if not self.cap.admit(server_key(url, self.server_by), url):
+            return "server_cap"
+        return None
+
+    def _spider_closed(self) -> None:
+        stats = self.stats
+        if self.cap.cap:
+            stats.set_value("focus/filtered/capped_servers", self.cap.full_servers())
+        if not self._distinct:
+            return
+        seen = len(self._seen) or 1
+        enabled = {"nearness": self.nearness, "irrelevant_dir": self.dirs is not None}
+        for reason, refused in self._refused.items():
+            if not enabled[reason]:
+                continue
+            never = len(refused - self._passed)
+            stats.set_value(f"focus/not_fetched/{reason}", never)
+            stats.set_value(f"focus/not_fetched/{reason}_pct", round(100.0 * never / seen, 2))
+
+
+class DirectoryGateMiddleware:
+    """Drops handed-out requests whose directory was rejected after they were queued."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        dirs = directories_for(crawler)
+        if dirs is None:
+            raise NotConfigured
+        self.dirs = dirs
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DirectoryGateMiddleware:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        if "focus_lease" in request.meta and self.dirs.is_rejected(request.url):
+            self.stats.inc_value("focus/filtered/irrelevant_dir_queued")
+            raise IgnoreRequest("irrelevant directory")
+        return None

@@ -1,0 +1,231 @@
+"""RobotsTxtMiddleware: robots.txt per scheme+host+port, with Crawl-delay, safe under concurrency.
+
+Scrapy's own middleware (kept off: ``ROBOTSTXT_OBEY = False``) lets every request that arrives
+while a host's robots.txt is still loading await one shared Deferred; only the first awaiter gets
+the parser, the others get None and are let through, so a disallowed page can be fetched.  Here
+the first request for a host starts the fetch and every later one awaits an ``asyncio.Future``
+of the same rules (shielded, so one cancelled waiter cannot cancel the others): a request is
+never let through before its host's rules are known.
+
+Outcomes follow RFC 9309 (and Google's documented behaviour):
+
+* 2xx: parsed with Protego, leniently (garbage lines are ignored, an unparsable file allows all);
+  ``Crawl-delay`` (or ``Request-rate``) becomes the server's delay via ``HostPolicy``;
+* 4xx except 429, a redirect loop, a robots request another middleware dropped: "unavailable",
+  allow all;
+* 5xx, 429, network errors and timeouts: "unreachable", *disallow all* for
+  ``FOCUS_ROBOTSTXT_ERROR_TTL`` seconds, then fetch again; a previously fetched copy, if any,
+  stays in force meanwhile.  Guessing "allow" for a server that is failing would be the unsafe
+  choice; RetryMiddleware has already retried the fetch once by then.
+
+Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests).  A request
+refused here raises IgnoreRequest and is counted in ``focus/robots/disallowed`` (or
+``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` to drop
+outlinks to hosts whose rules are already known, before they reach the scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from protego import Protego
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.httpobj import urlparse_cached
+
+from ..scheduler import policy_for, server_key
+
+if TYPE_CHECKING:
+    from urllib.parse import ParseResult
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+logger = logging.getLogger(__name__)
+
+#: Google reads only the first 500 KiB of a robots.txt; FetchRulesMiddleware truncates there.
+ROBOTS_MAX_BYTES = 500 * 1024
+ALLOW_ALL = "allow"
+DISALLOW_ALL = "disallow"
+PARSED = "parsed"
+
+
+@dataclass(slots=True)
+class Rules:
+    """One host's robots.txt outcome."""
+
+    kind: str  # PARSED, ALLOW_ALL or DISALLOW_ALL
+    expires: float  # monotonic time
+    parser: Protego | None = None
+    crawl_delay: float = 0.0
+
+    def allows(self, url: str, user_agent: str) -> bool:
+        if self.kind == ALLOW_ALL:
+            return True
+        if self.kind == DISALLOW_ALL:
+            return False
+        assert self.parser is not None
+        try:
+            return self.parser.can_fetch(url, user_agent)
+        except Exception:  # a pathological pattern must not stop the crawl
+            logger.debug("robots.txt matching failed for %s; allowing", url, exc_info=True)
+            return True
+
+
+def robots_key(parts: ParseResult) -> str:
+    """The cache key of a URL's robots.txt: scheme, host and port (RFC 9309, 2.3)."""
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return f"{scheme}://{_netloc_host(parts)}:{port}"
+
+
+def robots_url(parts: ParseResult) -> str:
+    """``scheme://host[:port]/robots.txt`` of a URL (user info dropped)."""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme.lower()}://{_netloc_host(parts)}{port}/robots.txt"
+
+
+def _netloc_host(parts: ParseResult) -> str:
+    host = (parts.hostname or "").lower()
+    return f"[{host}]" if ":" in host else host
+
+
+def parse_robots(body: bytes, user_agent: str, expires: float) -> Rules:
+    """Protego rules for a robots.txt body; never raises (garbage allows everything)."""
+    text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
+    try:
+        parser = Protego.parse(text)
+        delay = parser.crawl_delay(user_agent) or 0.0
+        rate = parser.request_rate(user_agent)
+        if rate is not None and rate.requests > 0:
+            delay = max(delay, rate.seconds / rate.requests)
+    except Exception:
+        logger.debug("unparsable robots.txt; allowing all", exc_info=True)
+        return Rules(ALLOW_ALL, expires)
+    return Rules(PARSED, expires, parser, float(delay))
+
+
+class RobotsTxtMiddleware:
+    DOWNLOAD_PRIORITY = 1000
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("FOCUS_ROBOTSTXT_OBEY", True):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
+        self.ttl = s.getfloat("FOCUS_ROBOTSTXT_TTL", 86400.0)
+        self.error_ttl = s.getfloat("FOCUS_ROBOTSTXT_ERROR_TTL", 600.0)
+        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
+        self.policy = policy_for(crawler)
+        self.clock = time.monotonic
+        self._rules: dict[str, Rules] = {}
+        self._loading: dict[str, asyncio.Future[Rules]] = {}
+        self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
+        crawler._focus_robots = self  # type: ignore[attr-defined]  # for the trap filter
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
+        return cls(crawler)
+
+    # -- the downloader middleware ---------------------------------------------------------
+    async def process_request(self, request: Request) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        parts = urlparse_cached(request)
+        if parts.scheme not in ("http", "https"):
+            return None
+        key = robots_key(parts)
+        rules = self._rules.get(key)
+        if rules is None or rules.expires <= self.clock():
+            rules = await self._load(key, robots_url(parts))
+        if not rules.allows(request.url, self.user_agent):
+            reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
+            self.stats.inc_value(f"focus/robots/{reason}")
+            logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
+            raise IgnoreRequest(f"robots.txt: {reason}")
+        return None
+
+    def disallows(self, url: str, parts: ParseResult) -> bool:
+        """True if the cached rules of ``url``'s host refuse it (False while unknown)."""
+        rules = self._rules.get(robots_key(parts))
+        return rules is not None and not rules.allows(url, self.user_agent)
+
+    # -- loading, one fetch per host at a time -----------------------------------------------
+    async def _load(self, key: str, url: str) -> Rules:
+        future = self._loading.get(key)
+        if future is not None:  # another request is fetching it: wait for the same rules
+            return await asyncio.shield(future)
+        future = asyncio.get_running_loop().create_future()
+        self._loading[key] = future
+        try:
+            rules = await self._fetch(key, url)
+        except BaseException as e:  # cancelled while fetching: let the waiters fail cleanly
+            self._loading.pop(key, None)
+            future.set_exception(IgnoreRequest(f"robots.txt fetch for {key} aborted: {e!r}"))
+            future.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        self._loading.pop(key, None)
+        self._rules[key] = rules
+        future.set_result(rules)
+        return rules
+
+    async def _fetch(self, key: str, url: str) -> Rules:
+        robots_request = Request(
+            url,
+            priority=self.DOWNLOAD_PRIORITY,
+            meta={"dont_obey_robotstxt": True, "focus_robots": True},
+            callback=NO_CALLBACK,
+            dont_filter=True,
+        )
+        self.stats.inc_value("focus/robots/requests")
+        try:
+            response = await self.crawler.engine.download_async(robots_request)
+        except IgnoreRequest:
+            self.stats.inc_value("focus/robots/ignored")
+            return Rules(ALLOW_ALL, self.clock() + self.ttl)
+        except Exception as e:
+            logger.info("robots.txt of %s unreachable (%r): disallowing for %.0f s",
+                        key, e, self.error_ttl)
+            self.stats.inc_value(f"focus/robots/error/{type(e).__name__}")
+            return self._unreachable(key)
+        return self._rules_from(key, url, response)
+
+    def _rules_from(self, key: str, url: str, response: Response) -> Rules:
+        status = response.status
+        self.stats.inc_value(f"focus/robots/status/{status}")
+        now = self.clock()
+        if 200 <= status < 300:
+            rules = parse_robots(response.body, self.user_agent, now + self.ttl)
+            if rules.kind == ALLOW_ALL:
+                self.stats.inc_value("focus/robots/unparsable")
+            self._set_crawl_delay(key, url, rules.crawl_delay)
+            return rules
+        if status == 429 or status >= 500:
+            logger.info("robots.txt of %s answered %d: disallowing for %.0f s",
+                        key, status, self.error_ttl)
+            return self._unreachable(key)
+        return Rules(ALLOW_ALL, now + self.ttl)  # 3xx left over, 4xx: no rules
+
+    def _unreachable(self, key: str) -> Rules:
+        expires = self.clock() + self.error_ttl
+        previous = self._rules.get(key)
+        if previous is not None:  # RFC 9309 2.4: keep using the cached copy meanwhile
+            previous.expires = expires
+            return previous
+        return Rules(DISALLOW_ALL, expires)
+
+    def _set_crawl_delay(self, key: str, url: str, delay: float) -> None:
+        """Hosts grouped into one server (FOCUS_SERVER_KEY=ip) get the largest Crawl-delay."""
+        server = server_key(url, self.server_by)
+        delays = self._crawl_delays.setdefault(server, {})
+        delays[key] = delay
+        if delay > 0:
+            self.stats.inc_value("focus/robots/crawl_delay_hosts")
+        self.policy.set_crawl_delay(server, max(delays.values()))

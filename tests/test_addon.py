@@ -1,0 +1,197 @@
+"""The focuscrawl add-on: one line in another Scrapy project's settings turns focuscrawl on.
+
+The end-to-end test builds a throwaway project (its own scrapy.cfg, settings and a spider that
+knows nothing of focuscrawl), crawls a local two-host site with ``scrapy crawl`` in a subprocess,
+and reads the crawl's stats and the server's access log.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from scrapy.settings import Settings
+from scrapy.utils.misc import load_object
+
+from focuscrawl.addon import FocusCrawl, focus_defaults, focus_settings
+from focuscrawl.render import PLAYWRIGHT_HANDLER
+from focuscrawl.webserver import Page, ServerProcess
+
+DELAY = 0.25
+
+
+def components(settings: Settings, name: str) -> dict:
+    """A component dict with every key loaded, to compare paths with classes."""
+    return {load_object(k): v for k, v in settings.getdict(name).items()}
+
+
+def project_module() -> ModuleType:
+    return importlib.import_module("settings")
+
+
+def test_applies_what_the_project_settings_module_lists() -> None:
+    settings = Settings()  # Scrapy's defaults: a project that has not configured anything
+    FocusCrawl().update_settings(settings)
+    project = project_module()
+    assert settings["SCHEDULER"] == project.SCHEDULER == "focuscrawl.scheduler.FocusScheduler"
+    focus_names = [n for n in dir(project) if n.startswith("FOCUS_")]
+    assert focus_names and all(settings[n] == getattr(project, n) for n in focus_names)
+    assert all(settings.getpriority(n) == 15 for n in focus_names)  # Scrapy's "addon" priority
+    for name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS"):
+        ours = {load_object(k): v for k, v in (getattr(project, name, None) or {}).items()
+                if k.startswith("focuscrawl.")}
+        assert ours.items() <= components(settings, name).items(), name
+    assert load_object("focuscrawl.middlewares.politeness.PolitenessMiddleware") in components(
+        settings, "DOWNLOADER_MIDDLEWARES")
+    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (
+        project.CONCURRENT_REQUESTS_PER_DOMAIN)
+    assert PLAYWRIGHT_HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()  # no browser
+
+
+def test_the_projects_own_values_win() -> None:
+    politeness = "focuscrawl.middlewares.politeness.PolitenessMiddleware"
+    settings = Settings({
+        "FOCUS_DELAY": 2.5, "DOWNLOAD_DELAY": 1,
+        "DOWNLOADER_MIDDLEWARES": {politeness: None},
+    }, priority="project")
+    FocusCrawl().update_settings(settings)
+    assert settings.getfloat("FOCUS_DELAY") == 2.5
+    assert settings.getfloat("DOWNLOAD_DELAY") == 1
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES")[politeness] is None  # switched off stays off
+
+
+def test_render_domains_switch_the_browser_on_through_the_addon() -> None:
+    settings = Settings({"FOCUS_RENDER_DOMAINS": "app.example.org"}, priority="project")
+    FocusCrawl().update_settings(settings)
+    assert settings.getdict("DOWNLOAD_HANDLERS")["https"] == PLAYWRIGHT_HANDLER
+    assert "focuscrawl.render.RenderMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
+
+
+def test_finds_focuscrawls_settings_when_the_project_has_its_own_settings_module(
+        monkeypatch) -> None:
+    theirs = ModuleType("settings")
+    theirs.BOT_NAME = "someone-else"
+    monkeypatch.setitem(sys.modules, "settings", theirs)
+    focus_settings.cache_clear()
+    try:
+        module = focus_settings()
+        assert module is not theirs and module.SCHEDULER.endswith("FocusScheduler")
+        assert focus_defaults()["FOCUS_STRATEGY"] == "best-first"
+        assert sys.modules["settings"] is theirs  # not shadowed in return
+    finally:
+        focus_settings.cache_clear()
+
+
+# -- a throwaway project, crawled for real ------------------------------------------------------
+def html(title: str, links: list[str]) -> Page:
+    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
+    return Page(f"<html><head><title>{title}</title></head><body>{anchors}</body></html>")
+
+
+SITE = {
+    "a.test": {"/": html("a home", ["/1.html", "/2.html", "/3.html", "http://b.test/"]),
+               "/1.html": html("a1", ["/"]), "/2.html": html("a2", []),
+               "/3.html": html("a3", ["/4.html"]), "/4.html": html("a4", [])},
+    "b.test": {"/": html("b home", ["/1.html", "/2.html"]),
+               "/1.html": html("b1", []), "/2.html": html("b2", [])},
+}
+ALL_PAGES = sum(len(pages) for pages in SITE.values())
+
+SETTINGS_PY = """
+BOT_NAME = "myproject"
+SPIDER_MODULES = ["myproject.spiders"]
+ROBOTSTXT_OBEY = False
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"
+
+ADDONS = {"focuscrawl.addon.FocusCrawl": 0}
+"""
+
+SPIDER_PY = '''
+import scrapy
+
+
+class FollowSpider(scrapy.Spider):
+    """A spider of the project's own: follows every link, knows nothing of focuscrawl."""
+
+    name = "follow"
+    start_urls = ["http://a.test/"]
+
+    def parse(self, response):
+        yield {"url": response.url, "title": response.css("title::text").get(),
+               "order": response.meta.get("focus_order")}
+        yield from response.follow_all(css="a")
+'''
+
+
+@pytest.fixture(scope="module")
+def site():
+    with ServerProcess(pages=SITE) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("myproject")
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = myproject.settings\n")
+    (root / "myproject" / "spiders").mkdir(parents=True)
+    (root / "myproject" / "__init__.py").write_text("")
+    (root / "myproject" / "settings.py").write_text(SETTINGS_PY)
+    (root / "myproject" / "spiders" / "__init__.py").write_text("")
+    (root / "myproject" / "spiders" / "follow.py").write_text(textwrap.dedent(SPIDER_PY))
+    return root
+
+
+def run(project: Path, site: ServerProcess, name: str, *settings: str) -> tuple[list[dict], str]:
+    out, log = project / f"{name}.jsonl", project / f"{name}.log"
+    env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    env.update(site.proxy_env())
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "follow", "-O", str(out),
+           "-s", f"LOG_FILE={log}"]
+    for setting in settings:
+        cmd += ["-s", setting]
+    proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    text = log.read_text("utf-8")
+    assert proc.returncode == 0 and "Spider closed (finished)" in text, proc.stderr + text
+    return [json.loads(line) for line in out.read_text("utf-8").splitlines()], text
+
+
+def stat(log: str, name: str) -> int | None:
+    found = re.search(rf"'{re.escape(name)}': (\d+)", log)
+    return int(found.group(1)) if found else None
+
+
+def test_one_line_switches_focuscrawl_on_in_another_project(project, site) -> None:
+    start = site.read_log()[-1]["time_epoch"] if site.read_log() else 0.0
+    items, log = run(project, site, "with-addon", f"FOCUS_DELAY={DELAY}", "FOCUS_MAX_PAGES=6")
+    assert "focuscrawl.addon.FocusCrawl" in log  # Scrapy's "Enabled addons" line
+    assert "Focus frontier: best-first, MAX_PAGES=6" in log
+    # FocusScheduler handed every page out and stopped at exactly FOCUS_MAX_PAGES
+    assert len(items) == 6 and stat(log, "focus/pages_fetched") == 6
+    assert stat(log, "focus/requests_handed_out") == 6
+    assert sorted(i["order"] for i in items) == [1, 2, 3, 4, 5, 6]
+    assert stat(log, "focus/politeness/started") >= 6  # robots.txt may be held there too
+    # politeness, seen from the server: one request at a time per host, FOCUS_DELAY apart
+    rows = [r for r in site.read_log() if r["time_epoch"] > start]
+    for host in {r["host"] for r in rows}:
+        mine = sorted(r["time_epoch"] for r in rows if r["host"] == host)
+        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
+        gaps = [b - a for a, b in zip(mine, mine[1:], strict=False)]
+        assert not gaps or min(gaps) >= DELAY - 0.05, (host, gaps)
+
+
+def test_without_the_addon_scrapys_scheduler_crawls_everything(project, site) -> None:
+    items, log = run(project, site, "without-addon", "ADDONS={}", "FOCUS_MAX_PAGES=6")
+    # FOCUS_MAX_PAGES means nothing to Scrapy's scheduler: every page is crawled
+    assert len({i["url"] for i in items}) == ALL_PAGES
+    assert all(i["order"] is None for i in items)
+    assert "focus/" not in log

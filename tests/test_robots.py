@@ -1,0 +1,311 @@
+"""Our robots.txt middleware: one fetch per host, every waiting request gets the rules.
+
+The end-to-end test reproduces the situation where Scrapy 2.19's RobotsTxtMiddleware lets
+requests through (several requests for one host arrive while its slow robots.txt is loading)
+and checks from the server's access log that no disallowed URL was fetched, and that robots.txt
+was the host's first request and was fetched once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request
+from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
+
+from focuscrawl.middlewares.robots import (
+    ALLOW_ALL,
+    DISALLOW_ALL,
+    PARSED,
+    RobotsTxtMiddleware,
+    parse_robots,
+    robots_key,
+    robots_url,
+)
+from focuscrawl.scheduler import policy_for
+from focuscrawl.webserver import Page, ServerProcess
+
+from .conftest import crawl, project_settings
+
+UA = "focuscrawl/0.1 (+test)"
+
+
+def as_deferred(coro: Coroutine[Any, Any, Any]) -> Deferred:
+    """Run an asyncio coroutine from a pytest-twisted test (asyncio reactor)."""
+    return Deferred.fromFuture(asyncio.ensure_future(coro))
+
+
+class FakeEngine:
+    """engine.download_async stand-in: answers robots.txt when released, counts fetches."""
+
+    def __init__(self, body: bytes = b"", status: int = 200, error: Exception | None = None):
+        self.body, self.status, self.error = body, status, error
+        self.calls: list[Request] = []
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def download_async(self, request: Request) -> TextResponse:
+        self.calls.append(request)
+        self.started.set()
+        await self.release.wait()
+        if self.error is not None:
+            raise self.error
+        return TextResponse(request.url, status=self.status, body=self.body, request=request)
+
+
+def make_mw(engine: FakeEngine, **settings: Any) -> RobotsTxtMiddleware:
+    crawler = get_crawler(settings_dict={"USER_AGENT": UA, **settings})
+    crawler.engine = engine
+    return RobotsTxtMiddleware(crawler)
+
+
+async def outcome(mw: RobotsTxtMiddleware, url: str, **meta: Any) -> str:
+    try:
+        await mw.process_request(Request(url, meta=meta))
+    except IgnoreRequest:
+        return "refused"
+    return "allowed"
+
+
+# -- parsing ----------------------------------------------------------------------------------
+def test_parse_rules_and_crawl_delay() -> None:
+    rules = parse_robots(
+        b"User-agent: *\nDisallow: /private/\nCrawl-delay: 2.5\n", UA, expires=1.0)
+    assert rules.kind == PARSED and rules.crawl_delay == 2.5
+    assert rules.allows("http://a.test/public.html", UA)
+    assert not rules.allows("http://a.test/private/x.html", UA)
+
+
+def test_request_rate_becomes_a_delay_and_agent_groups_are_matched() -> None:
+    body = (b"User-agent: focuscrawl\nDisallow: /nofocus/\nRequest-rate: 1/4s\n\n"
+            b"User-agent: *\nDisallow: /\n")
+    rules = parse_robots(body, UA, expires=1.0)
+    assert rules.crawl_delay == 4.0
+    assert rules.allows("http://a.test/x", UA)
+    assert not rules.allows("http://a.test/nofocus/x", UA)
+    assert not rules.allows("http://a.test/x", "otherbot/1.0")
+
+
+@pytest.mark.parametrize("body", [
+    b"\x00\xff\xfe<html><body>not a robots file</body></html>",
+    b"Disallow /no-colon\nUser-agent *\nCrawl-delay: soon\n\n\n::::\n",
+    "\ufeffUser-agent: *\nDisallow: /caf\u00e9/\n".encode(),
+    b"User-agent: *\nDisallow: /" + b"*" * 5000 + b"x\n",
+    b"",
+])
+def test_garbage_never_crashes(body: bytes) -> None:
+    rules = parse_robots(body, UA, expires=1.0)
+    assert rules.kind in (PARSED, ALLOW_ALL)
+    assert isinstance(rules.allows("http://a.test/any/path?q=1", UA), bool)
+
+
+def test_keys_are_scheme_host_and_port() -> None:
+    def parts(url: str):
+        return urlparse_cached(Request(url))
+
+    assert robots_key(parts("http://A.test/x")) == robots_key(parts("http://a.test:80/y"))
+    assert robots_key(parts("http://a.test/x")) != robots_key(parts("https://a.test/x"))
+    assert robots_key(parts("http://a.test:8080/x")) != robots_key(parts("http://a.test/x"))
+    assert robots_url(parts("http://user:pw@A.test:8080/x?y")) == "http://a.test:8080/robots.txt"
+    assert robots_url(parts("http://[::1]:81/x")) == "http://[::1]:81/robots.txt"
+
+
+def test_switched_off() -> None:
+    with pytest.raises(NotConfigured):
+        make_mw(FakeEngine(), FOCUS_ROBOTSTXT_OBEY=False)
+
+
+# -- concurrency ------------------------------------------------------------------------------
+@pytest_twisted.ensureDeferred
+async def test_every_request_waiting_for_robots_gets_the_rules() -> None:
+    """Scrapy's bug: requests awaiting one Deferred while robots.txt loads were let through."""
+
+    async def scenario() -> None:
+        engine = FakeEngine(b"User-agent: *\nDisallow: /private/\nCrawl-delay: 3\n")
+        engine.release.clear()
+        mw = make_mw(engine)
+        urls = [f"http://a.test/{'private' if i % 2 else 'public'}/{i}.html" for i in range(20)]
+        tasks = [asyncio.ensure_future(outcome(mw, u)) for u in urls]
+        await engine.started.wait()
+        # every task has run up to its wait; none may have been decided before the rules came
+        assert not any(t.done() for t in tasks)
+        assert len(engine.calls) == 1
+        engine.release.set()
+        results = await asyncio.gather(*tasks)
+        assert results == ["refused" if "private" in u else "allowed" for u in urls]
+        assert len(engine.calls) == 1
+        robots_request = engine.calls[0]
+        assert robots_request.url == "http://a.test/robots.txt"
+        assert robots_request.meta["dont_obey_robotstxt"]
+        assert mw.stats.get_value("focus/robots/disallowed") == 10
+        assert policy_for(mw.crawler).current_delay("a.test") == 3.0
+        # cached: later requests need no fetch
+        assert await outcome(mw, "http://a.test/private/late.html") == "refused"
+        assert len(engine.calls) == 1
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_hosts_and_ports_are_fetched_separately_and_robots_requests_pass() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(b"User-agent: *\nDisallow: /\n")
+        mw = make_mw(engine)
+        assert await outcome(mw, "http://a.test/x") == "refused"
+        assert await outcome(mw, "http://a.test:8080/x") == "refused"
+        assert await outcome(mw, "http://b.test/x") == "refused"
+        assert await outcome(mw, "http://b.test/robots.txt", dont_obey_robotstxt=True) == "allowed"
+        assert await outcome(mw, "data:,hello") == "allowed"
+        assert [r.url for r in engine.calls] == [
+            "http://a.test/robots.txt", "http://a.test:8080/robots.txt", "http://b.test/robots.txt"]
+
+    await as_deferred(scenario())
+
+
+# -- outcomes ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("status", "expected", "kind"), [
+    (404, "allowed", ALLOW_ALL),
+    (410, "allowed", ALLOW_ALL),
+    (403, "allowed", ALLOW_ALL),  # RFC 9309: any 4xx is "unavailable"
+    (429, "refused", DISALLOW_ALL),  # too many requests: treated as a server error
+    (500, "refused", DISALLOW_ALL),
+    (503, "refused", DISALLOW_ALL),
+])
+@pytest_twisted.ensureDeferred
+async def test_status_outcomes(status: int, expected: str, kind: str) -> None:
+    async def scenario() -> None:
+        mw = make_mw(FakeEngine(b"User-agent: *\nDisallow: /\n", status=status))
+        assert await outcome(mw, "http://a.test/page.html") == expected
+        assert mw._rules["http://a.test:80"].kind == kind
+        assert mw.stats.get_value(f"focus/robots/status/{status}") == 1
+        if expected == "refused":
+            assert mw.stats.get_value("focus/robots/unreachable") == 1
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(error=DownloadTimeoutError("took too long"))
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60)
+        now = [1000.0]
+        mw.clock = lambda: now[0]
+        assert await outcome(mw, "http://a.test/page.html") == "refused"
+        assert mw.stats.get_value("focus/robots/error/DownloadTimeoutError") == 1
+        now[0] += 30
+        assert await outcome(mw, "http://a.test/other.html") == "refused"
+        assert len(engine.calls) == 1  # within the error TTL: no new fetch
+        now[0] += 31
+        engine.error = None
+        engine.body = b"User-agent: *\nDisallow: /other\n"
+        assert await outcome(mw, "http://a.test/page.html") == "allowed"
+        assert await outcome(mw, "http://a.test/other.html") == "refused"
+        assert len(engine.calls) == 2
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(b"User-agent: *\nDisallow: /old/\n")
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_TTL=100, FOCUS_ROBOTSTXT_ERROR_TTL=10)
+        now = [0.0]
+        mw.clock = lambda: now[0]
+        assert await outcome(mw, "http://a.test/new/x") == "allowed"
+        now[0] = 101.0
+        engine.status = 503
+        # unreachable now: the cached copy stays in force (RFC 9309, 2.4), not disallow-all
+        assert await outcome(mw, "http://a.test/new/x") == "allowed"
+        assert await outcome(mw, "http://a.test/old/x") == "refused"
+        assert len(engine.calls) == 2
+        now[0] = 112.0
+        engine.status = 200
+        engine.body = b"User-agent: *\nDisallow: /new/\n"
+        assert await outcome(mw, "http://a.test/new/x") == "refused"
+        assert len(engine.calls) == 3
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_robots_request_dropped_by_another_middleware_allows_all() -> None:
+    async def scenario() -> None:
+        mw = make_mw(FakeEngine(error=IgnoreRequest("offsite")))
+        assert await outcome(mw, "http://a.test/x") == "allowed"
+        assert mw.stats.get_value("focus/robots/ignored") == 1
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_garbage_robots_txt_allows_and_counts() -> None:
+    async def scenario() -> None:
+        mw = make_mw(FakeEngine(b"\x89PNG\r\n\x1a\n\x00\x00garbage"))
+        assert await outcome(mw, "http://a.test/x") == "allowed"
+
+    await as_deferred(scenario())
+
+
+def test_disallows_answers_from_the_cache_only() -> None:
+    mw = make_mw(FakeEngine())
+    req = Request("http://a.test/private/x")
+    assert not mw.disallows(req.url, urlparse_cached(req))  # unknown yet: the downloader asks
+    mw._rules["http://a.test:80"] = parse_robots(b"User-agent: *\nDisallow: /private/", UA, 1e12)
+    assert mw.disallows(req.url, urlparse_cached(req))
+    assert not mw.disallows("http://a.test/public", urlparse_cached(Request("http://a.test/public")))
+
+
+# -- end to end, from the server's side ---------------------------------------------------------
+ROBOTS = "User-agent: *\nDisallow: /private/\n"
+SLOW_HOST = "slowrobots.test"
+PAGES = {
+    SLOW_HOST: {
+        **{f"/pub{i}.html": Page(f"<html><title>public {i}</title><body>alpha</body></html>")
+           for i in range(8)},
+        **{f"/private/p{i}.html": Page(f"<html><title>secret {i}</title><body>alpha</body></html>")
+           for i in range(8)},
+    },
+}
+CONFIG = {"hosts": {SLOW_HOST: {"delay_ms": 400, "robots": ROBOTS}}}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ServerProcess(pages=PAGES, config=CONFIG) as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("scheduler", ["focuscrawl.scheduler.FocusScheduler",
+                                       "scrapy.core.scheduler.Scheduler"])
+@pytest_twisted.ensureDeferred
+async def test_no_disallowed_fetch_while_a_slow_robots_txt_loads(server, proxy_to, scheduler):
+    proxy_to(server)
+    start = len(server.read_log())
+    seeds = [server.url(SLOW_HOST, p) for p in sorted(PAGES[SLOW_HOST])]
+    settings = project_settings(
+        SCHEDULER=scheduler,
+        FOCUS_CONCURRENCY_PER_SERVER=16,  # all seeds wait for robots.txt at the same time
+        FOCUS_DELAY=0,
+        FOCUS_MAX_PAGES=100,
+    )
+    result = await crawl(settings, keywords="alpha", seeds=",".join(seeds))
+    rows = server.read_log()[start:]
+    paths = [r["path"] for r in rows]
+    assert paths[0] == "/robots.txt"
+    assert paths.count("/robots.txt") == 1
+    assert not [p for p in paths if p.startswith("/private/")]
+    assert sorted(p for p in paths if p != "/robots.txt") == [f"/pub{i}.html" for i in range(8)]
+    assert max(r["inflight_host"] for r in rows) > 1  # the requests really were concurrent
+    assert result.stats["focus/robots/disallowed"] == 8
+    assert sorted(i["url"] for i in result.items) == sorted(s for s in seeds if "pub" in s)

@@ -23,7 +23,11 @@ crawler traps) come from ``--config hosts.json``.
 The access log is TSV, one flushed line per request, with a ``#fields`` header; its columns are
 docweb's (see :data:`LOG_FIELDS`).  ``inflight_host`` counts the requests for that host in flight
 when this one arrived, this one included, and ``time_epoch`` is the arrival time, so
-:func:`analyze` can check a crawler's politeness from the server's side.
+:func:`analyze` can check a crawler's politeness from the server's side.  A request stops being
+in flight, and its line is written, just before its response goes out: a client that holds a
+response finds its line in the log, and the count never shows an overlap the client did not make.
+``duration_ms`` runs from arrival to that moment; ``bytes`` counts the body; status 499 means the
+client closed the connection while the response was delayed.
 
 Run it as ``python -m focuscrawl.webserver --root DIR --port 0 --port-file F --log F``; in tests
 use :class:`ServerProcess`, which runs the server in a subprocess so that server threads do not
@@ -39,8 +43,10 @@ import json
 import mimetypes
 import os
 import random
+import select
 import shutil
 import signal
+import socket
 import socketserver
 import subprocess
 import sys
@@ -64,6 +70,7 @@ _FLOAT_FIELDS = ("time_epoch", "duration_ms")
 DEFAULT_ROBOTS = "User-agent: *\nAllow: /\n"
 HTML_TYPE = "text/html; charset=utf-8"
 LOCAL_NAMES = frozenset({"127.0.0.1", "localhost", "::1", ""})
+HIDDEN_FILES = frozenset({"_redirects.json"})  # at a host's root: never served
 BIND_HOSTS_BASE = 10  # host i listens on 127.0.0.(BIND_HOSTS_BASE + i) with --bind-hosts
 
 
@@ -237,8 +244,8 @@ class Sites:
         if not base.is_dir():
             return None
         fs = base / path.lstrip("/")
-        if any(seg.startswith("_") for seg in Path(path).parts):
-            return None  # _redirects.json and friends are configuration, not pages
+        if path.lstrip("/") in HIDDEN_FILES:
+            return None  # configuration, not a page
         if fs.is_dir():
             if not path.endswith("/"):
                 return Response(301, b"", HTML_TYPE, {"Location": path + "/"})
@@ -390,10 +397,11 @@ class WebServer:
 
     # -- log
     def log(self, t0: float, host: str, method: str, path: str, status: int, nbytes: int,
-            inf_h: int, inf_t: int, client: str, ua: str) -> None:
+            inf_h: int, inf_t: int, client: str, ua: str, t_end: float | None = None) -> None:
+        """One access-log line; ``t0`` the arrival, ``t_end`` when the response was ready."""
         if self._log is None:
             return
-        dur = (time.time() - t0) * 1000.0
+        dur = ((time.time() if t_end is None else t_end) - t0) * 1000.0
         iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t0)) + f".{int(t0 * 1000) % 1000:03d}Z"
         path = path.replace("\t", "%09").replace("\n", "%0A")
         ua = (ua or "-").replace("\t", " ").replace("\n", " ")
@@ -477,8 +485,8 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "focuscrawl-webserver/1"
-    disable_nagle_algorithm = True  # headers and body go in separate writes
-    timeout = 30                    # idle keep-alive connections
+    disable_nagle_algorithm = True  # a response goes out at once, never held for an ACK
+    timeout = 120                   # idle keep-alive connections are closed after this
     server: _HTTPServer
 
     def version_string(self) -> str:
@@ -497,55 +505,95 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:  # noqa: N802
         self._serve(head=True)
 
+    def _not_allowed(self) -> None:
+        """405 for methods a static web does not take, logged like any other request."""
+        t0 = time.time()
+        host, target = self.server.app.route(self.path, self.headers.get("Host"),
+                                             self.server.listener_host)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)  # keep the connection usable
+        self._answer(t0, host, target, Response(405, _error_page(405, "Method not allowed"),
+                                                headers={"Allow": "GET, HEAD"}), head=False)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed  # noqa: N815
+
     def do_CONNECT(self) -> None:  # noqa: N802
         t0 = time.time()
-        app = self.server.app
-        host = _split_host(self.path)
-        body = _error_page(501, "CONNECT not supported: use http:// URLs")
-        inf_h, inf_t = app.enter(host)
-        try:
-            self.close_connection = True
-            self._send(501, body, HTML_TYPE, {"Connection": "close"}, head=False)
-            status = 501
-        except OSError:
-            status = 499
-        finally:
-            app.leave(host)
-        app.log(t0, host, "CONNECT", self.path, status, len(body), inf_h, inf_t, self._client,
-                self.headers.get("User-Agent", "-"))
-
-    def _send(self, status: int, body: bytes, ctype: str, headers: Mapping[str, str],
-              head: bool) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        if not head and body:
-            self.wfile.write(body)
+        self.close_connection = True
+        self._answer(t0, _split_host(self.path), self.path, Response(
+            501, _error_page(501, "CONNECT not supported: use http:// URLs"),
+            headers={"Connection": "close"}), head=False)
 
     def _serve(self, head: bool) -> None:
         t0 = time.time()
+        host, target = self.server.app.route(self.path, self.headers.get("Host"),
+                                             self.server.listener_host)
+        self._answer(t0, host, target, None, head)
+
+    def _answer(self, t0: float, host: str, target: str, fixed: Response | None,
+                head: bool) -> None:
+        """Count the request in flight, build the response, log it, send it.
+
+        The request leaves the in-flight count (and its duration ends) just *before* the
+        response is written, and its log line is written then too: the client cannot send a
+        follow-up request before it has the response, so the count never shows an overlap the
+        client did not make, and a client holding a response always finds its log line.
+        """
         app = self.server.app
-        host, target = app.route(self.path, self.headers.get("Host"), self.server.listener_host)
-        ua = self.headers.get("User-Agent", "-")
         inf_h, inf_t = app.enter(host)
-        status, nbytes = 500, 0
+        left = False
+        status, nbytes, t_end = 500, 0, t0
         try:
-            resp = app.respond(host, target, inf_h)
+            resp = fixed if fixed is not None else app.respond(host, target, inf_h)
             if resp.delay_s > 0:
                 time.sleep(resp.delay_s)  # simulated server latency, not synchronisation
+            if self._peer_closed():
+                status = 499  # the client gave up (a timeout) while we were "working"
+                self.close_connection = True
+                return
             status = resp.status
-            self._send(resp.status, resp.body, resp.content_type, resp.headers, head)
+            data = self._raw(resp, head)
             nbytes = 0 if head else len(resp.body)
-        except (BrokenPipeError, ConnectionResetError):
-            status = 499  # the client went away first
-            self.close_connection = True
-        finally:
+            t_end = time.time()
             app.leave(host)
+            left = True
             app.log(t0, host, self.command, target, status, nbytes, inf_h, inf_t,
-                    self._client, ua)
+                    self._client, self.headers.get("User-Agent", "-"), t_end=t_end)
+            try:
+                self.wfile.write(data)
+            except OSError:
+                self.close_connection = True
+        finally:
+            if not left:
+                app.leave(host)
+                app.log(t0, host, self.command, target, status, nbytes, inf_h, inf_t,
+                        self._client, self.headers.get("User-Agent", "-"))
+
+    def _peer_closed(self) -> bool:
+        """True when the client has closed its end (EOF is readable, no pipelined request)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _raw(self, resp: Response, head: bool) -> bytes:
+        """Status line, headers and body as one buffer: one write, no Nagle stall."""
+        reason = self.responses.get(resp.status, ("",))[0]
+        lines = [f"{self.protocol_version} {resp.status} {reason}",
+                 f"Server: {self.server_version}", f"Date: {self.date_time_string()}",
+                 f"Content-Type: {resp.content_type}", f"Content-Length: {len(resp.body)}"]
+        for k, v in resp.headers.items():
+            lines.append(f"{k}: {v}")
+            if k.lower() == "connection" and v.lower() == "close":
+                self.close_connection = True
+        if self.close_connection and "connection" not in {k.lower() for k in resp.headers}:
+            lines.append("Connection: close")
+        head_bytes = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        return head_bytes if head else head_bytes + resp.body
 
 
 # --------------------------------------------------------------------------- log analysis
@@ -670,7 +718,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jitter-ms", type=float, default=0.0, help="plus uniform(0, J) ms")
     ap.add_argument("--seed", type=int, default=0, help="seed of the jitter and error draws")
     ap.add_argument("--max-seconds", type=float, default=0.0, help="stop after S seconds")
+    ap.add_argument("--analyze", metavar="LOG",
+                    help="print the per-host politeness report of an access log and exit "
+                    "(with --root/--pages/--config: count robots-disallowed fetches too)")
     args = ap.parse_args(argv)
+    # short GIL slices: request threads get scheduled promptly, so arrival times stay sharp
+    sys.setswitchinterval(0.0005)
+    if args.analyze:
+        robots = None
+        if args.root or args.pages:
+            s = (Sites.from_pages_file(args.pages, root=args.root) if args.pages
+                 else Sites(root=args.root))
+            d, per = load_config(args.config)
+            ws = WebServer(s, options=per, defaults=d)
+            robots = {h: ws.robots(h) for h in s.hosts}
+        json.dump(analyze(args.analyze, robots), sys.stdout, indent=1, sort_keys=True)
+        print()
+        return 0
     if not args.root and not args.pages:
         ap.error("give --root or --pages")
     sites = (Sites.from_pages_file(args.pages, root=args.root) if args.pages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import signal
@@ -244,9 +245,15 @@ def test_server_serves_the_demo(web: Web) -> None:
         st, h, _ = srv.get(HOSTS["docs"], "/library")
         assert (st, h["location"]) == (301, "/library/")
         assert srv.get(HOSTS["docs"], "/library/nothing.html")[0] == 404
+        # every page, over one keep-alive connection, byte for byte as on disk
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        for url, raw in web.raw.items():
+            conn.request("GET", url)
+            r = conn.getresponse()
+            assert (r.status, r.read().decode()) == (200, raw), url
+        conn.close()
         rows = srv.read_log()
-    assert {r["host"] for r in rows} == {HOSTS["docs"], HOSTS["news"], HOSTS["wiki"],
-                                         HOSTS["blog"]}
+    assert set(HOSTS.values()) == {r["host"] for r in rows}
 
 
 def test_cli_seeds_and_serve() -> None:

@@ -181,6 +181,20 @@ def test_connect_is_refused(server: ServerProcess) -> None:
     conn.close()
 
 
+def test_other_methods_get_405_and_are_logged(server: ServerProcess) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "http://a.test/p1.html", body=b"x=1",
+                 headers={"Content-Type": "application/x-www-form-urlencoded"})
+    r = conn.getresponse()
+    r.read()
+    assert (r.status, r.getheader("Allow")) == (405, "GET, HEAD")
+    conn.request("GET", "http://a.test/p1.html")  # same connection still usable
+    assert conn.getresponse().status == 200
+    conn.close()
+    assert any(row["method"] == "POST" and row["status"] == 405 and row["host"] == "a.test"
+               for row in server.read_log())
+
+
 def test_keep_alive_serves_several_requests_on_one_connection(server: ServerProcess) -> None:
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
     client = "{}:{}".format(*sock.getsockname())
@@ -208,6 +222,21 @@ def test_log_rows_are_typed_and_complete(server: ServerProcess) -> None:
     assert row["inflight_host"] >= 1 and row["duration_ms"] >= 0
     assert row["time_iso"].endswith("Z")
     assert Path(server.log_path).read_text().startswith("#fields\ttime_iso\ttime_epoch\thost")
+
+
+def test_client_leaving_during_latency_is_logged_499(server: ServerProcess) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=0.1)
+    conn.request("GET", "http://b.test/slow.html", headers={"User-Agent": "impatient"})
+    with pytest.raises(TimeoutError):
+        conn.getresponse()
+    conn.close()
+    deadline = time.monotonic() + 10
+    rows: list[dict] = []
+    while not rows:  # the server logs the request once its 0.3 s latency is over
+        assert time.monotonic() < deadline
+        rows = [r for r in server.read_log() if r["user_agent"] == "impatient"]
+        time.sleep(0.02)
+    assert [(r["path"], r["status"], r["bytes"]) for r in rows] == [("/slow.html", 499, 0)]
 
 
 def test_slow_page_latency(server: ServerProcess) -> None:
@@ -373,6 +402,12 @@ def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
     rows = read_log(log)
     assert [(r["host"], r["path"], r["status"]) for r in rows] == [
         ("docs.test", "/robots.txt", 200)]
+    out = subprocess.run(
+        [sys.executable, "-m", "focuscrawl.webserver", "--analyze", str(log), "--root",
+         str(tree)], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+        check=True, timeout=60)
+    rep = json.loads(out.stdout)["docs.test"]
+    assert (rep["requests"], rep["robots_first"], rep["disallowed_fetches"]) == (1, True, 0)
 
 
 def test_startup_failure_is_reported(tmp_path: Path) -> None:

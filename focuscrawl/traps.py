@@ -154,6 +154,7 @@ class DirectoryStats:
         self.share = share
         self.counts: dict[str, list[int]] = {}  # directory -> [fetched, irrelevant]
         self.rejected: set[str] = set()
+        self.dropped: set[int] = set()  # hashes of queued URLs dropped after their rejection
 
     def record(self, url: str, relevant: bool) -> bool:
         """Count one fetched page; True if this page made its directory rejected."""

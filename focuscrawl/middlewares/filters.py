@@ -139,7 +139,10 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         for reason, refused in self._refused.items():
             if not enabled[reason]:
                 continue
-            never = len(refused - self._passed)
+            never_set = refused - self._passed
+            if reason == "irrelevant_dir" and self.dirs is not None:
+                never_set |= self.dirs.dropped  # queued before the rejection, dropped after
+            never = len(never_set)
             stats.set_value(f"focus/not_fetched/{reason}", never)
             stats.set_value(f"focus/not_fetched/{reason}_pct", round(100.0 * never / seen, 2))
 
@@ -161,5 +164,6 @@ class DirectoryGateMiddleware:
     def process_request(self, request: Request) -> None:
         if "focus_lease" in request.meta and self.dirs.is_rejected(request.url):
             self.stats.inc_value("focus/filtered/irrelevant_dir_queued")
+            self.dirs.dropped.add(hash(request.url))
             raise IgnoreRequest("irrelevant directory")
         return None

@@ -1,0 +1,185 @@
+"""Pant et al.'s fetch rules: 100 KB kept (truncated, still scored), HTML only, errors counted."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+import pytest_twisted
+from scrapy import Request, signals
+from scrapy.crawler import CrawlerRunner
+from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured, StopDownload
+from scrapy.http import Headers, HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from focuscrawl.middlewares.fetchrules import FetchRulesMiddleware
+from focuscrawl.middlewares.robots import ROBOTS_MAX_BYTES
+from focuscrawl.webserver import Page, ServerProcess
+from spiders.topic import TopicSpider
+
+from .conftest import project_settings
+
+LIMIT = 100 * 1024
+HOST = "fetch.test"
+
+
+def html(size: int, title: str, head: str = "", tail: str = "") -> str:
+    """An HTML page of exactly ``size`` bytes (ASCII), ``head`` first and ``tail`` last."""
+    start = f"<html><head><title>{title}</title></head><body><p>{head}</p><p>"
+    end = f"</p>{tail}</body></html>"
+    return start + "x " * ((size - len(start) - len(end)) // 2) + "x" * (
+        (size - len(start) - len(end)) % 2) + end
+
+
+PAGES = {
+    HOST: {
+        "/": Page("<html><title>regex hub</title><body>regex "
+                  + "".join(f'<a href="{p}">regex {p}</a>' for p in (
+                      "/big.html", "/small.html", "/exact.html", "/doc.pdf", "/missing.html",
+                      "/gone.html", "/moved.html", "/plain.txt"))
+                  + "</body></html>"),
+        "/big.html": Page(html(300 * 1024, "regex big", "regex regex pattern",
+                               '<a href="/tail.html">regex tail</a>')),
+        "/small.html": Page(html(50 * 1024, "regex small", "regex")),
+        "/exact.html": Page(html(LIMIT, "regex exact", "regex",
+                                 '<a href="/after-exact.html">regex</a>')),
+        "/doc.pdf": Page(b"%PDF-1.4 " + b"\x00" * 200 * 1024, content_type="application/pdf"),
+        "/plain.txt": Page("regex " * 100, content_type="text/plain; charset=utf-8"),
+        "/gone.html": Page("<html>gone</html>", status=410),
+        "/moved.html": Page.redirect("/landing.html"),
+        "/landing.html": Page("<html><title>regex landing</title><body>regex</body></html>"),
+        "/tail.html": Page("<html>never linked from a kept byte</html>"),
+        "/after-exact.html": Page("<html><title>regex after</title><body>regex</body></html>"),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ServerProcess(pages=PAGES) as srv:
+        yield srv
+
+
+@pytest_twisted.ensureDeferred
+async def test_fetch_rules_end_to_end(server, proxy_to) -> None:
+    proxy_to(server)
+    runner = CrawlerRunner(project_settings(FOCUS_DELAY=0, FOCUS_MAX_PAGES=100))
+    crawler = runner.create_crawler(TopicSpider)
+    items: dict[str, dict[str, Any]] = {}
+    bodies: dict[str, tuple[int, list[str]]] = {}
+    crawler.signals.connect(lambda item: items.__setitem__(item.url, asdict(item)),
+                            signal=signals.item_scraped, weak=False)
+    crawler.signals.connect(
+        lambda response, request: bodies.__setitem__(
+            response.url, (len(response.body), list(response.flags))),
+        signal=signals.response_received, weak=False)
+    await runner.crawl(crawler, keywords="regex", seeds=server.url(HOST, "/"))
+    stats = crawler.stats.get_stats()
+    url = lambda p: server.url(HOST, p)  # noqa: E731
+
+    # a page over 100 KB: exactly the first 100 KB kept, flagged, scored and exported
+    size, flags = bodies[url("/big.html")]
+    assert size == LIMIT and "truncated" in flags
+    big = items[url("/big.html")]
+    assert big["truncated"] and big["score"] > 0
+    paths = [r["path"] for r in server.read_log()]
+    assert "/tail.html" not in paths  # its only link was after the first 100 KB
+    # pages up to 100 KB are whole
+    assert bodies[url("/small.html")] == (50 * 1024, [])
+    assert bodies[url("/exact.html")] == (LIMIT, [])
+    assert not items[url("/exact.html")]["truncated"]
+    assert "/after-exact.html" in paths
+    assert stats["focus/fetch/truncated"] == 1
+    # not HTML: stopped at the headers, nothing scored
+    assert bodies[url("/doc.pdf")][0] == 0 and url("/doc.pdf") not in items
+    assert url("/plain.txt") not in items
+    assert stats["focus/fetch/not_html"] == 2
+    # errors counted and dropped, redirects followed
+    assert stats["focus/fetch/error_status/404"] == 1
+    assert stats["focus/fetch/error_status/410"] == 1
+    assert stats["focus/fetch/errors"] == 2
+    assert url("/missing.html") not in items and url("/gone.html") not in items
+    assert url("/landing.html") in items
+    assert crawler.settings.getint("DOWNLOAD_TIMEOUT") == 10
+
+
+# -- unit: the middleware on its own ----------------------------------------------------------
+def mw(**settings: Any) -> FetchRulesMiddleware:
+    return FetchRulesMiddleware.from_crawler(get_crawler(settings_dict=settings))
+
+
+def test_a_long_decompressed_body_is_cut_to_the_limit() -> None:
+    m = mw()
+    request = Request("http://a.test/x")
+    m.process_request(request)
+    response = HtmlResponse(request.url, body=b"a" * (LIMIT + 5000), request=request)
+    out = m.process_response(request, response)
+    assert len(out.body) == LIMIT and "truncated" in out.flags
+    short = HtmlResponse(request.url, body=b"a" * 10, request=request)
+    assert m.process_response(request, short) is short
+
+
+def test_bytes_received_stops_the_download_past_the_limit() -> None:
+    m = mw(FOCUS_MAX_PAGE_BYTES=1000)
+    request = Request("http://a.test/x")
+    m.process_request(request)
+    m._bytes_received(b"a" * 600, request)
+    with pytest.raises(StopDownload) as e:
+        m._bytes_received(b"a" * 600, request)
+    assert e.value.fail is False  # a partial response, not an error
+    response = HtmlResponse(request.url, body=b"a" * 1200, request=request,
+                            flags=["download_stopped"])
+    out = m.process_response(request, response)
+    assert len(out.body) == 1000 and out.flags == ["download_stopped", "truncated"]
+    # a retry of the same request starts counting again
+    m.process_request(request)
+    m._bytes_received(b"a" * 600, request)
+
+
+def test_robots_txt_gets_googles_500_kib() -> None:
+    m = mw()
+    request = Request("http://a.test/robots.txt", meta={"focus_robots": True})
+    m._bytes_received(b"a" * (ROBOTS_MAX_BYTES - 1), request)
+    with pytest.raises(StopDownload):
+        m._bytes_received(b"aa", request)
+    # and is never stopped for its Content-Type
+    m._headers_received(Headers({"Content-Type": "text/plain"}), request=request)
+
+
+@pytest.mark.parametrize(("ctype", "stopped"), [
+    ("text/html; charset=utf-8", False),
+    ("application/xhtml+xml", False),
+    ("TEXT/HTML", False),
+    ("", False),  # unknown: the spider sniffs it
+    ("application/pdf", True),
+    ("image/png", True),
+    ("text/plain", True),
+])
+def test_headers_received_stops_non_html(ctype: str, stopped: bool) -> None:
+    m = mw()
+    headers = Headers({"Content-Type": ctype} if ctype else {})
+    request = Request("http://a.test/x")
+    if stopped:
+        with pytest.raises(StopDownload):
+            m._headers_received(headers, request=request)
+    else:
+        m._headers_received(headers, request=request)
+
+
+def test_errors_are_counted_but_not_ignored_requests() -> None:
+    m = mw()
+    request = Request("http://a.test/x")
+    m.process_exception(request, DownloadTimeoutError("slow"))
+    m.process_exception(request, IgnoreRequest("robots"))
+    assert m.stats.get_value("focus/fetch/failed") == 1
+    assert m.stats.get_value("focus/fetch/failed/DownloadTimeoutError") == 1
+
+
+def test_switched_off() -> None:
+    with pytest.raises(NotConfigured):
+        mw(FOCUS_MAX_PAGE_BYTES=0, FOCUS_FETCH_HTML_ONLY=False)
+    only_types = mw(FOCUS_MAX_PAGE_BYTES=0)
+    request = Request("http://a.test/x")
+    big = HtmlResponse(request.url, body=b"a" * (LIMIT * 2), request=request)
+    assert only_types.process_response(request, big) is big

@@ -71,6 +71,13 @@ def server_key(url: str, by: str = "host") -> str:
     return _resolve(name) if by == "ip" else name
 
 
+def pages_in_spider(crawler: Crawler) -> bool:
+    """True while a fetched page is still in the spider, its outlinks not all queued."""
+    engine = getattr(crawler, "engine", None)
+    slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    return bool(slot is not None and slot.active)
+
+
 class FocusScheduler:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -153,7 +160,7 @@ class FocusScheduler:
         frontier = self.frontier
         if frontier is None or self._budget() <= 0:
             return None
-        if self.strict and self._parsing():
+        if self.strict and pages_in_spider(self.crawler):
             return None  # the engine asks again once the page's outlinks are all queued
         policy = self.policy
         now = policy.clock()
@@ -191,12 +198,6 @@ class FocusScheduler:
             self.stats.set_value("focus/pages_fetched", self.pages)
 
     # -- helpers ----------------------------------------------------------------------------
-    def _parsing(self) -> bool:
-        """True while a fetched page is still in the spider, its outlinks not all queued."""
-        engine = getattr(self.crawler, "engine", None)
-        slot = getattr(getattr(engine, "scraper", None), "slot", None)
-        return bool(slot is not None and slot.active)
-
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
 

@@ -92,3 +92,22 @@ async def test_engine_fetches_in_the_frontiers_order(server, proxy_to, name):
     assert served == exported  # the server saw the pages in the order they were numbered
     assert exported == expected
     assert len(expected) > 20
+
+
+@pytest.mark.parametrize("name", ["breadth-first", "cho"])
+@pytest_twisted.ensureDeferred
+async def test_priority_queue_brings_the_order_to_scrapys_own_scheduler(server, proxy_to, name):
+    proxy_to(server)
+    seed_url = "http://alpha.test/p0.html"
+    result = await crawl(
+        project_settings(
+            SCHEDULER="scrapy.core.scheduler.Scheduler",
+            SCHEDULER_PRIORITY_QUEUE="focuscrawl.pqueues.FocusPriorityQueue",
+            FOCUS_STRATEGY=name, FOCUS_DELAY=0, CONCURRENT_REQUESTS=1,
+            FOCUS_STRICT_ORDER=True, FOCUS_ROBOTSTXT_OBEY=False,
+        ),
+        keywords="regex pattern", seeds=seed_url,
+    )
+    exported = [i["url"] for i in result.items]
+    # no decrease-key behind Scrapy's dupefilter, but neither order uses it on this site
+    assert exported == virtual_order(name, Topic("regex pattern"), seed_url)

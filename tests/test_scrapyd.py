@@ -81,7 +81,9 @@ class Scrapyd:
             "poll_interval = 0.2\n"  # pick a scheduled job up quickly (default 5 s)
         )
         self.log = open(self.dir / "scrapyd.out", "wb")  # noqa: SIM115 - closed in stop()
-        env = {**os.environ, "HOME": str(home)}
+        env = {k: v for k, v in os.environ.items()  # the test site is reached directly
+               if k.lower() not in ("http_proxy", "https_proxy", "no_proxy")}
+        env["HOME"] = str(home)
         self.proc = subprocess.Popen([str(BIN / "scrapyd")], cwd=self.dir, env=env,
                                      stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)

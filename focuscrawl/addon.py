@@ -3,11 +3,12 @@
     # settings.py of any Scrapy project
     ADDONS = {"focuscrawl.addon.FocusCrawl": 0}
 
-switches on what focuscrawl's own project switches on -- ``FocusScheduler``, every
-``focuscrawl.*`` downloader/spider middleware, item pipeline and extension, and every ``FOCUS_*``
-default -- read from focuscrawl's settings module (``settings/__init__.py``), so that the add-on
-and the project never disagree as components are added there.  Everything is set at Scrapy's
-``addon`` priority: a value the project's settings, a spider or ``-s`` gives explicitly wins,
+switches on what focuscrawl's own project switches on -- ``FocusScheduler`` (and any other
+setting naming a focuscrawl class), every ``focuscrawl.*`` downloader/spider middleware, item
+pipeline and extension, and every ``FOCUS_*`` default -- read from focuscrawl's settings module
+(``settings/__init__.py``), so that the add-on and the project never disagree as components are
+added there.  Everything is set at Scrapy's ``addon`` priority: a value the project's settings,
+a spider or ``-s`` gives explicitly wins,
 and a component the project maps to ``None`` stays off.  JavaScript rendering is switched on
 exactly as in the project (``FOCUS_RENDER``, ``FOCUS_RENDER_DOMAINS``, ``-a render=js``).
 """
@@ -36,9 +37,11 @@ logger = logging.getLogger(__name__)
 SCHEDULER = "focuscrawl.scheduler.FocusScheduler"
 COMPONENT_SETTINGS = ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES",
                       "EXTENSIONS")
-# Scrapy settings that would fight focuscrawl's per-server politeness (a second delay, a second
-# concurrency cap, a throttle that moves the delay): the project's values, unless set explicitly.
-POLITENESS_SETTINGS = ("CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_DELAY", "AUTOTHROTTLE_ENABLED")
+# Scrapy settings that would fight focuscrawl's politeness (a second delay, a second per-domain
+# cap, a throttle that moves the delay, a second robots.txt check): focuscrawl's values, unless
+# the project sets them explicitly.
+SCRAPY_SETTINGS = ("CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_DELAY", "AUTOTHROTTLE_ENABLED",
+                   "ROBOTSTXT_OBEY")
 
 
 @lru_cache(maxsize=1)
@@ -64,12 +67,19 @@ def focus_settings() -> ModuleType:
 
 
 def focus_defaults() -> dict[str, Any]:
-    """The settings the add-on applies: name -> value (component dicts: only focuscrawl's)."""
+    """The settings the add-on applies: name -> value (component dicts: only focuscrawl's).
+
+    Every ``FOCUS_*`` setting, every setting naming a focuscrawl class (``SCHEDULER``, ...),
+    the focuscrawl entries of the component dicts, and :data:`SCRAPY_SETTINGS`.
+    """
     module = focus_settings()
-    values: dict[str, Any] = {
-        name: getattr(module, name) for name in dir(module)
-        if name.startswith("FOCUS_") or name in POLITENESS_SETTINGS
-    }
+    values: dict[str, Any] = {}
+    for name in dir(module):
+        value = getattr(module, name)
+        if (name.startswith("FOCUS_") or name in SCRAPY_SETTINGS
+                or (name.isupper() and isinstance(value, str)
+                    and value.startswith("focuscrawl."))):
+            values[name] = value
     values["SCHEDULER"] = getattr(module, "SCHEDULER", SCHEDULER)
     for name in COMPONENT_SETTINGS:
         components = getattr(module, name, None) or {}

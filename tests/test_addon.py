@@ -45,6 +45,10 @@ def test_applies_what_the_project_settings_module_lists() -> None:
     focus_names = [n for n in dir(project) if n.startswith("FOCUS_")]
     assert focus_names and all(settings[n] == getattr(project, n) for n in focus_names)
     assert all(settings.getpriority(n) == 15 for n in focus_names)  # Scrapy's "addon" priority
+    naming_ours = [n for n in dir(project) if n.isupper()
+                   and str(getattr(project, n)).startswith("focuscrawl.")]
+    assert "SCHEDULER" in naming_ours
+    assert all(settings[n] == getattr(project, n) for n in naming_ours)
     for name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS"):
         ours = {load_object(k): v for k, v in (getattr(project, name, None) or {}).items()
                 if k.startswith("focuscrawl.")}

@@ -79,6 +79,24 @@ def _index_for(crawler: Crawler, path: str) -> WarcIndex:
     return idx
 
 
+HANDLER = "focuscrawl.replay.ReplayDownloadHandler"
+
+
+def configure_replay(settings: Any) -> bool:
+    """With FOCUS_REPLAY set, answer http(s) from the WARC and drop politeness delays.
+
+    Called while settings are still mutable (the topic spider's ``update_settings``, the
+    add-on); settings given on the command line keep their value.
+    """
+    if not settings.get("FOCUS_REPLAY"):
+        return False
+    handlers = settings.getdict("DOWNLOAD_HANDLERS")
+    handlers.update({"http": HANDLER, "https": HANDLER})
+    settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
+    settings.set("FOCUS_DELAY", 0, priority="spider")  # a WARC needs no politeness
+    return True
+
+
 class ReplayDownloadHandler:
     """Download handler answering http(s) requests from a WARC (``FOCUS_REPLAY``)."""
 

@@ -108,7 +108,7 @@ class WarcRecorder:
     def from_crawler(cls, crawler: Crawler) -> WarcRecorder:
         path = crawler.settings.get("FOCUS_WARC")
         if not path:
-            raise NotConfigured("FOCUS_WARC is not set")
+            raise NotConfigured  # FOCUS_WARC is not set: nothing to record
         if crawler in _recorders:
             raise NotConfigured("a WarcRecorder already records this crawl")
         ext = cls(str(path), crawler)

@@ -70,9 +70,17 @@ FOCUS_MAX_DELAY = 30.0  # cap on any per-server delay, Crawl-delay included
 FOCUS_ROBOTSTXT_OBEY = True  # robots.txt, including Crawl-delay, checked by our own middleware
 
 DOWNLOADER_MIDDLEWARES = {
-    # last on the way out, first on the way back: see focuscrawl.middlewares.politeness
+    # holds a request right before its download; sees every outcome on the way back before any
+    # middleware can turn it into a redirect or retry: see focuscrawl.middlewares.politeness
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": 950,
+    # above RetryMiddleware, so failures are recorded too (off unless FOCUS_WARC is set)
+    "focuscrawl.warc.WarcRecorder": 990,
 }
+
+# -- Record and replay (focuscrawl.warc, focuscrawl.replay) ---------------------------------
+FOCUS_WARC = ""  # record every download into this WARC (%(name)s, %(time)s filled in); "" off
+FOCUS_REPLAY = ""  # answer every request from this WARC instead of the network (the virtual
+#                    crawler of the papers: no network, no politeness delay); "" off
 
 # -- JavaScript rendering (focuscrawl.render: scrapy-playwright + the system Chromium) -------
 # Off unless one of the first two asks: then, and only then, the browser handler is installed.

@@ -25,6 +25,7 @@ from focuscrawl.extract import extract
 from focuscrawl.items import PageItem
 from focuscrawl.relevance import Topic
 from focuscrawl.render import configure_rendering, spider_mode
+from focuscrawl.replay import configure_replay
 from focuscrawl.urls import canonical
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class TopicSpider(scrapy.Spider):
     def update_settings(cls, settings: Any) -> None:
         """A crawl without -o/-O (or FEEDS) still leaves its pages in a JSON-lines file."""
         super().update_settings(settings)
+        configure_replay(settings)  # -s FOCUS_REPLAY=repo.warc.gz: the virtual crawler
         default = settings.get("FOCUS_DEFAULT_FEED")
         if default and not settings.getdict("FEEDS"):
             settings.set("FEEDS", {default: {"format": "jsonlines"}}, priority="spider")

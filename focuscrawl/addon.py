@@ -61,6 +61,10 @@ def focus_settings() -> ModuleType:
     loaded = sys.modules.get("settings")
     if loaded is not None and getattr(loaded, "__file__", None) == spec.origin:
         return loaded
+    if loaded is None:
+        found = importlib.util.find_spec("settings")
+        if found is not None and found.origin == spec.origin:  # `import settings` is ours
+            return importlib.import_module("settings")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # not put in sys.modules: it must not shadow the user's
     return module

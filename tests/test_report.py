@@ -18,7 +18,7 @@ def test_summary_counts_harvest_and_skips_torn_lines(tmp_path, capsys):
     assert [r["order"] for r in s.top] == [1, 3]
     path = tmp_path / "pages.jsonl"
     path.write_text(text)
-    assert main([str(path)]) == 0
+    assert main([str(path), "--relevant", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "3 pages from 2 hosts; harvest rate 66.7%" in out
     assert main([str(tmp_path / "missing.jsonl")]) == 1

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import load_object
 
 from .render import configure_rendering, spider_mode
+from .replay import configure_replay
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -116,3 +117,4 @@ class FocusCrawl:
         # the spider already exists (Scrapy builds it before it loads add-ons): its -a render
         spider = getattr(self.crawler, "spider", None) if self.crawler is not None else None
         configure_rendering(settings, spider_mode(spider))
+        configure_replay(settings)  # FOCUS_REPLAY: answer from a WARC, as the topic spider does

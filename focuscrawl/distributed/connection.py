@@ -1,0 +1,67 @@
+"""One worker's link to the crawl in Redis, shared by its scheduler and politeness middleware.
+
+The connection comes from scrapy-redis's ``get_redis_from_settings`` (``REDIS_URL``,
+``REDIS_PARAMS``..., so a scrapy-redis user's settings work as they are).  A worker is named
+``<hostname>-<pid>-<random>``; the crawl's keys live under ``FOCUS_REDIS_KEY`` (default
+``focuscrawl:<spider>:``), so two crawls sharing one Redis server stay apart.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy_redis.connection import get_redis_from_settings
+
+from .frontier import RedisFrontier
+from .hosts import RedisHosts
+
+if TYPE_CHECKING:
+    from redis import Redis
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+
+@dataclass
+class Worker:
+    client: Redis
+    prefix: str
+    worker_id: str
+    frontier: RedisFrontier
+    hosts: RedisHosts
+
+
+def worker_id() -> str:
+    host = socket.gethostname().split(".")[0] or "worker"
+    return f"{host}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
+def key_prefix(template: str, spider_name: str) -> str:
+    prefix = template % {"spider": spider_name}
+    if not prefix:
+        raise NotConfigured("FOCUS_REDIS_KEY is empty")
+    return prefix
+
+
+def worker_for(crawler: Crawler) -> Worker:
+    """This process's worker for the crawl (created on first use)."""
+    worker = getattr(crawler, "_focus_redis_worker", None)
+    if worker is None:
+        settings = crawler.settings
+        client = get_redis_from_settings(settings)
+        name = getattr(crawler.spidercls, "name", None) or "crawl"
+        prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), name)
+        wid = worker_id()
+        worker = Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
+                        RedisHosts(client, prefix, wid))
+        crawler._focus_redis_worker = worker  # type: ignore[attr-defined]
+    return worker
+
+
+def feed_uri_params(params: dict[str, Any], spider: Spider) -> dict[str, Any]:
+    """``FEED_URI_PARAMS``: adds ``%(worker)s`` so workers never write the same feed file."""
+    return {**params, "worker": worker_for(spider.crawler).worker_id}

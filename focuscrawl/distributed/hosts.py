@@ -1,0 +1,59 @@
+"""RedisHosts: per-server politeness for the whole cluster, not per worker (no Scrapy).
+
+A server's slots live in Redis (``hs:<host>``: token -> worker and state), so its concurrency
+limit holds across workers, and its next allowed start time (``h:<host>``) spaces request starts
+by the delay whichever worker sends them.  The two steps of ``focuscrawl.frontier.hosts`` stay:
+
+1. the frontier's pop *reserves* a pending slot when it leases a URL (only if
+   ``pending + active < concurrency``);
+2. :meth:`RedisHosts.start` makes a slot *active* just before the download, once fewer than
+   ``concurrency`` requests are active and the delay has passed -- one atomic script, so two
+   workers can never both start; requests the frontier never leased (robots.txt) take a slot
+   here, so a page waiting for its robots.txt never blocks that fetch.
+
+A slot belongs to a worker; when the worker's heartbeat key expires (the worker died), its slots
+stop counting at once, without anyone cleaning up.  Slow servers and Crawl-delay follow the same
+rules as the single-process policy, with times from Redis's clock.
+"""
+
+from __future__ import annotations
+
+from redis import Redis
+
+from . import scripts
+
+
+class RedisHosts:
+    def __init__(self, client: Redis, prefix: str, worker: str) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.worker = worker
+        self._start = client.register_script(scripts.HOST_START)
+        self._finish = client.register_script(scripts.HOST_FINISH)
+        self._delay = client.register_script(scripts.CRAWL_DELAY)
+
+    def start(self, host: str, token: str, crawl_delay: float = 0.0) -> float | None:
+        """Start a request now if the cluster allows: 0.0 if started, else seconds to wait,
+        or None while the server has no free slot.  ``crawl_delay`` is what this worker's
+        robots.txt said (the cluster keeps the largest).
+        """
+        wait = int(self._start(args=[self.prefix, self.worker, host, token,
+                                     round(crawl_delay * 1000)]))
+        if wait < 0:
+            return None
+        return wait / 1000.0
+
+    def finish(self, host: str, token: str, elapsed: float | None, *,
+               timed_out: bool = False) -> None:
+        """Free the slot; ``elapsed`` (None if the request never started) feeds the slow rule."""
+        self._finish(args=[self.prefix, self.worker, host, token,
+                           round((elapsed or 0.0) * 1000), int(timed_out),
+                           int(elapsed is not None)])
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        self._delay(args=[self.prefix, host, round(seconds * 1000)])
+
+    def server(self, host: str) -> dict[str, str]:
+        """The server's cluster state (next start, delays, slow flag, counts), for tests/stats."""
+        raw = self.client.hgetall(self.prefix + "h:" + host)
+        return {k.decode(): v.decode() for k, v in raw.items()}

@@ -1,0 +1,84 @@
+"""RedisPolitenessMiddleware: a server's concurrency and delay hold for the whole cluster.
+
+``PolitenessMiddleware`` with its server state in Redis (``focuscrawl.distributed.hosts``):
+just before the download, one atomic script starts the request only if fewer than
+``FOCUS_CONCURRENCY_PER_SERVER`` requests to that server are active across all workers and the
+server's delay since the last start (by any worker) has passed; otherwise the request waits,
+polling every ``FOCUS_REDIS_POLL`` seconds while the server is full, or exactly the time left.
+A leased request uses the slot the frontier reserved for it (token ``L<lease>``); others
+(robots.txt) take one here.  Slots of a worker that dies stop counting when its heartbeat key
+expires.  robots.txt's Crawl-delay, which ``RobotsTxtMiddleware`` gives this worker's
+HostPolicy, is passed on to the cluster (the largest any worker saw applies).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import TYPE_CHECKING
+
+from .. import signals as focus_signals
+from ..middlewares.politeness import PolitenessMiddleware
+from .connection import worker_for
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+MAX_WAIT = 1.0  # re-check at least this often: a server turning slow moves its next start
+
+
+class RedisPolitenessMiddleware(PolitenessMiddleware):
+    """``DOWNLOADER_MIDDLEWARES``: in place of PolitenessMiddleware, at the same order (950)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        worker = worker_for(crawler)
+        self.hosts = worker.hosts
+        self.worker_id = worker.worker_id
+        self.poll = crawler.settings.getfloat("FOCUS_REDIS_POLL", 0.1)
+        self._tokens = itertools.count(1)
+
+    def _crawl_delay(self, server: str) -> float:
+        state = self.policy.servers.get(server)
+        return state.crawl_delay if state is not None else 0.0
+
+    async def process_request(self, request: Request) -> None:
+        meta = request.meta
+        meta.pop("focus_finished", None)
+        server = self._server(request)
+        lease = meta.get("focus_lease")
+        token = f"L{lease}" if lease is not None else f"{self.worker_id}#{next(self._tokens)}"
+        waited = False
+        while True:
+            wait = self.hosts.start(server, token, self._crawl_delay(server))
+            if wait == 0:
+                break
+            waited = True
+            await asyncio.sleep(self.poll if wait is None else min(wait, MAX_WAIT))
+        meta["focus_token"] = token
+        meta["focus_started"] = time.monotonic()
+        stats = self.crawler.stats
+        stats.inc_value("focus/politeness/started")
+        if waited:
+            stats.inc_value("focus/politeness/waited")
+        return None
+
+    def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
+        meta = request.meta
+        if meta.get("focus_finished"):
+            return
+        meta["focus_finished"] = True
+        server = self._server(request)
+        token = meta.pop("focus_token", None)
+        started = meta.pop("focus_started", None)
+        lease = meta.get("focus_lease")
+        if token is not None and started is not None:
+            self.hosts.finish(server, token, time.monotonic() - started, timed_out=timed_out)
+        elif lease is not None:  # dropped before it started: free the frontier's reservation
+            self.hosts.finish(server, f"L{lease}", None)
+        if lease is not None:
+            self.crawler.signals.send_catch_log(
+                focus_signals.request_finished, request=request, status=status,
+            )

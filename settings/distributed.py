@@ -1,0 +1,36 @@
+"""Distributed mode: one focused crawl shared by many worker processes through Redis.
+
+    SCRAPY_SETTINGS_MODULE=settings.distributed scrapy crawl topic -a keywords=... -a seeds=...
+
+Everything in ``settings`` applies; the frontier (seen-set, queues, link graph, MAX_PAGES
+counter) and per-server politeness move to Redis, so N workers crawl as one focused crawler
+(``focuscrawl.distributed``; docs/distributed.md).  Every worker of a crawl must use the same
+crawl-order settings (strategy, N, MAX_BUFFER, MAX_PAGES, seed, ...): a worker whose settings
+differ from the crawl's in Redis refuses to join.
+"""
+
+from settings import *  # noqa: F403 - the project's settings, then the switches below
+from settings import DOWNLOADER_MIDDLEWARES as _PROJECT_DOWNLOADER_MIDDLEWARES
+
+SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
+DOWNLOADER_MIDDLEWARES = {
+    **_PROJECT_DOWNLOADER_MIDDLEWARES,
+    "focuscrawl.middlewares.politeness.PolitenessMiddleware": None,
+    # same place as the single-process one: last on the way out, first on the way back
+    "focuscrawl.distributed.politeness.RedisPolitenessMiddleware": 950,
+}
+
+# -- Redis (connection settings as scrapy-redis reads them: REDIS_URL, REDIS_PARAMS, ...) ----
+REDIS_URL = "redis://127.0.0.1:6379/0"  # the crawl's Redis server; every worker uses the same
+FOCUS_REDIS_KEY = "focuscrawl:%(spider)s:"  # key prefix: one crawl; reuse it to resume a crawl,
+#                                             change it (or delete its keys) for a new one
+FOCUS_REDIS_WORKER_TTL = 10.0  # seconds without a heartbeat before a worker counts as dead and
+#                                its URLs are queued again (heartbeats every TTL/4)
+FOCUS_REDIS_POLL = 0.1  # seconds between a worker's checks for work other workers made possible
+FOCUS_REDIS_BLOOM_CAPACITY = 0  # >0: the seen-set is a Bloom filter sized for this many URLs
+#                                 (bounded memory; a false positive skips an unseen URL)
+FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate
+
+# each worker writes its own feed file
+FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s-%(worker)s.jsonl"
+FEED_URI_PARAMS = "focuscrawl.distributed.connection.feed_uri_params"

@@ -122,6 +122,10 @@ FOCUS_MAX_PAGE_BYTES = 100 * 1024  # keep the first 100 KB of a page; longer pag
 #                                    (flag "truncated") and still scored, not dropped (0: off)
 FOCUS_FETCH_HTML_ONLY = True  # stop a download at its headers if its Content-Type is not HTML
 FOCUS_FETCH_TYPES = ["text/html", "application/xhtml+xml"]  # what FOCUS_FETCH_HTML_ONLY keeps
+# politeness timing (focuscrawl.middlewares.politeness)
+FOCUS_GC_FREEZE = True  # gc.freeze() the objects alive at spider open: full GC passes over them
+#                         stalled the event loop 60-170 ms, so requests left late and the next
+#                         one reached the server less than a delay after
 
 DOWNLOADER_MIDDLEWARES |= {
     # drops queued URLs of a directory rejected meanwhile, before robots.txt is even asked

@@ -107,6 +107,14 @@ class HostPolicy:
         state.next_start = now + self.current_delay(host)
         return now
 
+    def sent(self, host: str, now: float | None = None) -> None:
+        """The last started request left only now: the next start waits a delay from here."""
+        state = self.server(host)
+        now = now if now is not None else self.clock()
+        if state.last_start is not None and now > state.last_start:
+            state.last_start = now
+            state.next_start = max(state.next_start, now + self.current_delay(host))
+
     def finish(
         self, host: str, elapsed: float, *, timed_out: bool = False, now: float | None = None
     ) -> None:

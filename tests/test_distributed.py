@@ -8,13 +8,24 @@ server's own access log.
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from focuscrawl.distributed.frontier import RedisFrontier
+from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
+from focuscrawl.distributed.hosts import RedisHosts
 from focuscrawl.frontier import Link, make_frontier
+from focuscrawl.webserver import Page, ServerProcess, analyze
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
@@ -165,3 +176,386 @@ def test_redis_frontier_decides_like_the_reference(redis_server, strategy, optio
                         seed=web_seed)
     assert got == expected
     assert sum(not u.startswith(("requeued", "left")) for u in got) > 30
+
+
+# --------------------------------------------------------------------------- cluster mechanics
+def frontier_for(client: Any, prefix: str, worker: str, **options: Any) -> RedisFrontier:
+    f = RedisFrontier(client, prefix, worker)
+    f.configure({"strategy": "breadth-first", "delay": 0, "concurrency": 1, **options})
+    f.heartbeat(60)
+    return f
+
+
+def test_max_pages_is_exact_with_concurrent_workers(redis_server):
+    """8 workers pop, fetch and fail at once: exactly MAX_PAGES pages are counted, no URL is
+    handed out twice, and a failed download gives its share of the budget back."""
+    client = redis_server.client()
+    prefix = "budget:"
+    first = frontier_for(client, prefix, "w0", max_pages=25)
+    for i in range(200):
+        first.add(Link(f"http://s{i}.test/", host=f"s{i}.test"))
+    counted: list[int] = []
+    handed: list[str] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> None:
+        f = frontier_for(redis_server.client(), prefix, f"w{n}", max_pages=25)
+        rng = random.Random(n)
+        while (got := f.pop()) is not None:
+            lease, entry = got
+            ok = rng.random() < 0.7
+            number = f.downloaded(lease, ok)
+            f.settle([lease])
+            with lock:
+                handed.append(entry.url)
+                if ok:
+                    counted.append(number)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(1, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(counted) == list(range(1, 26))  # 25 pages, each number given once
+    assert len(handed) == len(set(handed)) > 25  # failures freed their budget for other URLs
+    st = first.status()
+    assert (st["fetched"], st["reserved"], st["inflight"]) == (25, 0, 0)
+    assert st.done and not st.has_work and st["entries"] == 200 - len(handed)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)  # polling an external condition (a Redis key expiring)
+
+
+def test_a_dead_workers_urls_go_back_to_their_places(redis_server):
+    client = redis_server.client()
+    prefix = "dead:"
+    w1 = frontier_for(client, prefix, "w1")
+    urls = [f"http://{h}/p{i}" for i in range(3) for h in ("a.test", "b.test")]
+    for u in urls:
+        w1.add(Link(u, host=u.split("/")[2]))
+    (l1, e1), (l2, e2) = w1.pop(), w1.pop()  # one per server: a.test and b.test are now busy
+    assert [e1.url, e2.url] == urls[:2] and w1.pop() is None
+    assert w1.downloaded(l1, True) == 1  # fetched, outlinks not queued yet: not settled
+    w2 = frontier_for(redis_server.client(), prefix, "w2")
+    assert w2.reap() == 0 and w2.pop() is None  # w1 is alive: its servers stay busy
+    assert w1.heartbeat(0.05)  # then w1 dies: no more heartbeats
+    wait_until(lambda: not client.exists(prefix + "w:w1"))
+    assert w2.status()["inflight"] == 2
+    assert w2.reap() == 1
+    st = w2.status()
+    assert (st["fetched"], st["reserved"], st["inflight"], st["requeued"]) == (0, 0, 0, 2)
+    order = []
+    while (got := w2.pop()) is not None:
+        order.append(got[1].url)
+        w2.downloaded(got[0], True)
+        w2.settle([got[0]])
+    assert order == urls  # FIFO kept: the requeued URLs are first again
+    assert not w1.heartbeat(60)  # w1 comes back: it learns it was declared dead
+    assert w1.downloaded(l1, True) == -1 and w1.settle([l1, l2]) == 0  # its leases are gone
+
+
+def test_server_limits_hold_across_workers(redis_server):
+    client = redis_server.client()
+    prefix = "hosts:"
+    fronts = [frontier_for(client, prefix, f"w{n}", delay=0.3) for n in (1, 2, 3)]
+    h1, h2, h3 = (RedisHosts(client, prefix, f"w{n}") for n in (1, 2, 3))
+    assert h1.start("a.test", "t1") == 0
+    assert h2.start("a.test", "t2") is None  # one connection per server, cluster-wide
+    h1.finish("a.test", "t1", 0.01)
+    wait = h2.start("a.test", "t2")
+    assert wait is not None and 0.2 < wait <= 0.3  # the delay counts from w1's start
+    wait_until(lambda: h2.start("a.test", "t2") == 0, timeout=1.0)
+    h2.finish("a.test", "t2", 0.01)
+    # a URL leased by w3 reserves a pending slot: no other worker gets that server...
+    fronts[2].add(Link("http://b.test/1", host="b.test"))
+    fronts[2].add(Link("http://b.test/2", host="b.test"))
+    lease, _ = fronts[2].pop()
+    assert fronts[1].pop() is None
+    # ... but a request the frontier never leased (robots.txt) may start: only active counts
+    assert h2.start("b.test", "robots") == 0
+    assert h3.start("b.test", f"L{lease}") is None  # now b.test is active: the lease waits
+    h2.finish("b.test", "robots", 0.01)
+    wait_until(lambda: h3.start("b.test", f"L{lease}") == 0, timeout=1.0)
+    # w3 dies while downloading: its slot stops counting when its alive key expires
+    assert fronts[2].heartbeat(0.05)
+    wait_until(lambda: not client.exists(prefix + "w:w3"))
+    wait_until(lambda: h1.start("b.test", "t9") == 0, timeout=1.0)
+
+
+def test_slow_servers_and_crawl_delay_apply_cluster_wide(redis_server):
+    client = redis_server.client()
+    prefix = "slow:"
+    frontier_for(client, prefix, "w1", delay=0.1, concurrency=4)
+    hosts = RedisHosts(client, prefix, "w1")
+    assert hosts.start("s.test", "a") == 0
+    hosts.finish("s.test", "a", 6.0)  # slower than FOCUS_SLOW_SECONDS (5 s)
+    state = hosts.server("s.test")
+    assert state["slow"] == "1" and state["conc"] == "1" and state["sd"] == "12000"
+    assert 11.5 < hosts.start("s.test", "b") <= 12.0  # Heritrix: 2 x 6 s after the fetch end
+    assert hosts.start("c.test", "c") == 0
+    hosts.set_crawl_delay("c.test", 2.5)  # robots.txt: from the last start on
+    assert 2.0 < hosts.start("c.test", "d") <= 2.5
+    assert hosts.start("d.test", "e", crawl_delay=40.0) == 0  # a worker's robots.txt said 40 s
+    assert hosts.server("d.test")["cd"] == "30000"  # capped at FOCUS_MAX_DELAY
+
+
+def test_workers_must_agree_on_the_crawl_order(redis_server):
+    client = redis_server.client()
+    first = RedisFrontier(client, "agree:", "w1")
+    first.configure({"strategy": "best-n-first", "n": 16, "max_pages": 100, "delay": 1.0})
+    other = RedisFrontier(client, "agree:", "w2")
+    with pytest.raises(ValueError, match="max_pages: crawl has '100', this worker '50'"):
+        other.configure({"strategy": "best-n-first", "n": 16, "max_pages": 50})
+    differ = other.configure({"strategy": "best-n-first", "n": 16, "max_pages": 100, "delay": 2})
+    assert differ == {"delay_ms": "1000"}  # politeness: the crawl's value applies
+    with pytest.raises(ValueError, match="not available in distributed mode"):
+        RedisFrontier(client, "agree2:", "w1").configure({"strategy": "distiller"})
+
+
+def test_bloom_filter_seen_set(redis_server):
+    assert bloom_size(1000, 0.01) == (9586, 7)
+    client = redis_server.client()
+    f = frontier_for(client, "bloom:", "w1", bloom_capacity=1000, bloom_error=0.01)
+    urls = [f"http://h{i % 7}.test/p{i}" for i in range(300)]
+    for u in urls:
+        assert f.add(Link(u, host=u.split("/")[2]))
+    popped = 0
+    while (got := f.pop()) is not None:
+        f.downloaded(got[0], True)
+        f.settle([got[0]])
+        popped += 1
+    assert popped == 300
+    assert not any(f.add(Link(u, host=u.split("/")[2])) for u in urls)  # all seen
+    assert not client.exists("bloom:done") and client.strlen("bloom:bloom") <= 9586 // 8 + 1
+    unseen = [f"http://x.test/q{i}" for i in range(1000)]
+    false_positives = sum(not f.add(Link(u, host="x.test")) for u in unseen)
+    assert false_positives < 20  # 1 % of 1000 expected at capacity; far below capacity here
+
+
+# --------------------------------------------------------------------------- worker processes
+ROOT = Path(__file__).resolve().parent.parent
+SITE_HOSTS = [f"h{i}.test" for i in range(6)]
+DELAY = 0.15  # FOCUS_DELAY of the crawls
+JITTER = 0.04  # arrival gaps at the server may be this much shorter than the start gaps
+ROBOTS = "User-agent: *\nDisallow: /private/\n"
+
+
+def site(pages_per_host: int) -> dict[str, dict[str, Page]]:
+    """Per host a binary tree of pages, each also linking to the next host's page of the same
+    number; on h1 a robots.txt-disallowed link, on h2 a redirect and a 404, on h3 a PDF."""
+    pages: dict[str, dict[str, Page]] = {h: {} for h in SITE_HOSTS}
+    for n, h in enumerate(SITE_HOSTS):
+        for i in range(pages_per_host):
+            links = [f"/p{j}.html" for j in (2 * i + 1, 2 * i + 2) if j < pages_per_host]
+            links.append(f"http://{SITE_HOSTS[(n + 1) % len(SITE_HOSTS)]}/p{i}.html")
+            if i == 1:
+                links += {"h1.test": ["/private/secret.html"], "h2.test": ["/old.html", "/gone"],
+                          "h3.test": ["/paper.pdf"]}.get(h, [])
+            anchors = " ".join(f'<a href="{u}">regex link {k}</a>' for k, u in enumerate(links))
+            pages[h][f"/p{i}.html"] = Page(
+                f"<html><head><title>{h} page {i}</title></head><body>"
+                f"<p>{'regex ' * (i % 4)} notes on page {i}</p>{anchors}</body></html>")
+    pages["h1.test"]["/private/secret.html"] = Page("<html><body>secret</body></html>")
+    pages["h2.test"]["/old.html"] = Page.redirect("/moved.html")
+    pages["h2.test"]["/moved.html"] = Page("<html><title>moved</title><body>here</body></html>")
+    pages["h3.test"]["/paper.pdf"] = Page(b"%PDF-1.4", content_type="application/pdf")
+    return pages
+
+
+def reachable(pages_per_host: int) -> set[str]:
+    """What a complete crawl requests (robots.txt aside): everything but the disallowed page."""
+    urls = {f"{h}/p{i}.html" for h in SITE_HOSTS for i in range(pages_per_host)}
+    return urls | {"h2.test/old.html", "h2.test/moved.html", "h2.test/gone", "h3.test/paper.pdf"}
+
+
+class Cluster:
+    """``scrapy crawl topic`` worker processes against one web server and one Redis."""
+
+    def __init__(self, server: ServerProcess, redis_url: str, tmp: Path, key: str) -> None:
+        self.server, self.redis_url, self.tmp, self.key = server, redis_url, tmp, key
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.items: list[Path] = []
+        self.logs: list[Path] = []
+
+    def start(self, n: int, *args: str, distributed: bool = True) -> list[subprocess.Popen]:
+        env = {**os.environ, **self.server.proxy_env()}
+        env.pop("SCRAPY_SETTINGS_MODULE", None)
+        if distributed:
+            env["SCRAPY_SETTINGS_MODULE"] = "settings.distributed"
+        started = []
+        for _ in range(n):
+            i = len(self.procs)
+            items, log = self.tmp / f"items{i}.jsonl", self.tmp / f"worker{i}.log"
+            cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=regex",
+                   "-a", "seeds=http://h0.test/p0.html", "-O", str(items),
+                   "-s", f"LOG_FILE={log}", "-s", "LOG_LEVEL=INFO", "-s", f"FOCUS_DELAY={DELAY}",
+                   "-s", f"REDIS_URL={self.redis_url}", "-s", f"FOCUS_REDIS_KEY={self.key}",
+                   "-s", "FOCUS_REDIS_WORKER_TTL=1.5", *args]
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.procs.append(proc)
+            self.items.append(items)
+            self.logs.append(log)
+            started.append(proc)
+        return started
+
+    def wait(self, procs: list[subprocess.Popen] | None = None, timeout: float = 90) -> list[int]:
+        codes = []
+        for proc in procs if procs is not None else self.procs:
+            try:
+                codes.append(proc.wait(timeout))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise AssertionError(
+                    f"worker {proc.pid} did not finish:\n{self.tails()}") from None
+        return codes
+
+    def tails(self) -> str:
+        return "\n".join(f"--- {p.name}\n" + "\n".join(
+            p.read_text(errors="replace").splitlines()[-25:]) for p in self.logs if p.exists())
+
+    def log_text(self, i: int) -> str:
+        return self.logs[i].read_text(errors="replace")
+
+    def exported(self, i: int) -> list[dict[str, Any]]:
+        path = self.items[i]
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+    def kill_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def cluster(request, redis_server, tmp_path):
+    made: list[Cluster] = []
+
+    def make(server: ServerProcess) -> Cluster:
+        c = Cluster(server, redis_server.url, tmp_path, f"{request.node.name}:")
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.kill_all()
+
+
+def requested(rows: list[dict[str, Any]]) -> list[str]:
+    return [r["host"] + r["path"] for r in rows if r["path"] != "/robots.txt"]
+
+
+def check_politeness(rows: list[dict[str, Any]], concurrency: int) -> None:
+    """From the server's side: never more than ``concurrency`` requests in flight per host,
+    and with one connection, request arrivals at least FOCUS_DELAY apart (robots.txt too)."""
+    for host, rep in analyze(rows).items():
+        assert rep["max_inflight"] <= concurrency, (host, rep)
+        if concurrency == 1:
+            assert rep["min_gap_s"] >= DELAY - JITTER, (host, rep)
+
+
+@pytest.fixture(scope="module")
+def small_site():
+    with ServerProcess(pages=site(10), config={"defaults": {"delay_ms": 30},
+                                               "hosts": {"h1.test": {"robots": ROBOTS}}}) as srv:
+        yield srv
+
+
+def test_three_workers_crawl_like_one(small_site, cluster, redis_server):
+    """Breadth-first over a whole site: one single-process crawl, then three workers.  Each
+    URL is fetched once, politely cluster-wide, and the fetched set is the single crawl's."""
+    c = cluster(small_site)
+    start = len(small_site.read_log())
+    assert c.wait(c.start(1, "-a", "strategy=breadth-first", distributed=False)) == [0]
+    middle = len(small_site.read_log())
+    workers = c.start(3, "-a", "strategy=breadth-first")
+    assert c.wait(workers) == [0, 0, 0], c.tails()
+    rows = small_site.read_log()
+    single, shared = requested(rows[start:middle]), requested(rows[middle:])
+    assert len(shared) == len(set(shared))  # no URL fetched twice
+    assert set(shared) == set(single) == reachable(10)
+    check_politeness(rows[middle:], concurrency=1)
+    exported = [c.exported(i) for i in (1, 2, 3)]
+    items = [item for part in exported for item in part]
+    assert sum(1 for part in exported if part) >= 2, "the crawl was not shared"
+    urls = [i["url"] for i in items]
+    assert len(urls) == len(set(urls))
+    assert set(urls) == {i["url"] for i in c.exported(0)}  # the single crawl's items
+    orders = [i["order"] for i in items]  # numbered cluster-wide; the 404 and PDF have none
+    assert len(set(orders)) == len(orders) and set(orders) <= set(range(1, len(shared)))
+    for i in (1, 2, 3):
+        log = c.log_text(i)
+        assert "The crawl is over for every worker" in log and "(finished)" in log
+    st = RedisFrontier(redis_server.client(), c.key, "probe").status()
+    assert (st["inflight"], st["reserved"], st["entries"], st["workers"]) == (0, 0, 0, 0)
+
+
+def test_max_pages_holds_exactly_across_workers(small_site, cluster, redis_server):
+    """Best-first, MAX_PAGES=25, two connections per server, a Bloom filter as seen-set."""
+    c = cluster(small_site)
+    start = len(small_site.read_log())
+    workers = c.start(3, "-a", "strategy=best-first", "-a", "max_pages=25",
+                      "-s", "FOCUS_CONCURRENCY_PER_SERVER=2",
+                      "-s", "FOCUS_REDIS_BLOOM_CAPACITY=10000")
+    assert c.wait(workers) == [0, 0, 0], c.tails()
+    rows = small_site.read_log()[start:]
+    pages = [r for r in rows if r["path"] != "/robots.txt" and not 300 <= r["status"] < 400]
+    assert len(pages) == 25  # a redirect is a hop, not a page
+    assert len(set(requested(rows))) == len(requested(rows))
+    check_politeness(rows, concurrency=2)
+    items = [item for i in range(3) for item in c.exported(i)]
+    html = [r for r in pages if r["status"] == 200 and r["path"].endswith(".html")]
+    orders = [i["order"] for i in items]
+    assert len(items) == len(html) and len(set(orders)) == len(orders)
+    assert all(1 <= n <= 25 for n in orders)
+    client = redis_server.client()
+    assert client.exists(c.key + "bloom") and not client.exists(c.key + "done")
+    st = RedisFrontier(client, c.key, "probe").status()
+    assert (st["fetched"], st["inflight"], st["reserved"]) == (25, 0, 0) and st["entries"] > 0
+
+
+@pytest.fixture(scope="module")
+def larger_site():
+    with ServerProcess(pages=site(20), config={"defaults": {"delay_ms": 40},
+                                               "hosts": {"h1.test": {"robots": ROBOTS}}}) as srv:
+        yield srv
+
+
+def test_killing_a_worker_loses_no_url(larger_site, cluster, redis_server):
+    """SIGKILL a worker holding leases mid-crawl: the survivors reap it after its heartbeat
+    TTL, fetch its URLs again and finish the crawl; together they cover the whole site."""
+    c = cluster(larger_site)
+    client = redis_server.client()
+    start = len(larger_site.read_log())
+    workers = c.start(3, "-a", "strategy=breadth-first")
+    by_pid = {p.pid: p for p in workers}
+    victim, deadline = None, time.monotonic() + 60
+    while victim is None:
+        assert time.monotonic() < deadline, c.tails()
+        if int(client.hget(c.key + "c", "fetched") or 0) >= 30:
+            for wid in client.zrange(c.key + "workers", 0, -1):
+                leases = client.smembers(c.key + b"wl:".decode() + wid.decode())
+                pid = int(wid.decode().rsplit("-", 2)[1])
+                if leases and pid in by_pid and by_pid[pid].poll() is None:
+                    victim = by_pid[pid]
+                    victim.send_signal(signal.SIGKILL)
+                    break
+        time.sleep(0.01)  # watching the crawl's progress in Redis
+    survivors = [p for p in workers if p is not victim]
+    assert c.wait(survivors) == [0, 0], c.tails()
+    assert victim.wait() == -signal.SIGKILL
+    rows = larger_site.read_log()[start:]
+    assert set(requested(rows)) == reachable(20)  # nothing lost
+    check_politeness(rows, concurrency=1)
+    st = RedisFrontier(client, c.key, "probe").status()
+    assert st["reaped"] == 1 and st["requeued"] >= 1
+    assert (st["inflight"], st["entries"], st["workers"]) == (0, 0, 0)
+    assert st["fetched"] == len({u for u in requested(rows)
+                                 if u != "h2.test/old.html"})  # un-counted when refetched

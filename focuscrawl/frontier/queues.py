@@ -116,6 +116,16 @@ class ServerQueues:
             entry.queued = False
             self._len -= 1
 
+    def take(self, entry: Entry) -> None:
+        """Remove ``entry`` as if :meth:`pop` had returned it (replaying a journal).
+
+        Same logical state afterwards: the entry leaves its heap (lazily) and, with
+        round-robin queues, the cursor moves past its bucket as :meth:`pop` moves it.
+        """
+        self.discard(entry)
+        if self.round_robin:
+            self._cursor = (self._bucket(entry.host) + 1) % self.round_robin
+
     def _take(self, bucket: Any, heap: _Heap) -> Entry:
         entry = heap.top()
         assert entry is not None

@@ -117,6 +117,20 @@ class Frontier:
             self._hand_out(entry)
         return entry
 
+    def take(self, url: str) -> Entry | None:
+        """Hand out ``url`` exactly as :meth:`pop` handed it out before (journal replay).
+
+        Replaying a crawl's pops by URL, not by asking :meth:`pop` again, keeps the replay
+        deterministic: which server was ready when is timing, not state.  None if ``url`` is
+        not queued.
+        """
+        entry = self.entries.get(url)
+        if entry is None:
+            return None
+        self.queues.take(entry)
+        self._hand_out(entry)
+        return entry
+
     def requeue(self, entry: Entry) -> None:
         """Put back an entry handed out but never fetched (a stop with requests in flight)."""
         self.done.discard(entry.url)
@@ -349,19 +363,35 @@ class BestNFirst(Frontier):
         if self.n == 1:
             return super().pop(ready)
         if not self.batch:
-            while len(self.batch) < self.n:
-                entry = self.queues.pop(None)
-                if entry is None:
-                    break
-                self.batch.append(entry)
-            self.rng.shuffle(self.batch)
-            self.stats["batches"] += 1
+            self._fill_batch()
         for i, entry in enumerate(self.batch):
             if ready is None or ready(entry.host):
                 del self.batch[i]
                 self._hand_out(entry)
                 return entry
         return None
+
+    def _fill_batch(self) -> None:
+        while len(self.batch) < self.n:
+            entry = self.queues.pop(None)
+            if entry is None:
+                break
+            self.batch.append(entry)
+        self.rng.shuffle(self.batch)
+        self.stats["batches"] += 1
+
+    def take(self, url: str) -> Entry | None:
+        """As :meth:`Frontier.take`; a pop that found no batch chose one first, so does this."""
+        if self.n == 1:
+            return super().take(url)
+        if not self.batch:
+            self._fill_batch()
+        for i, entry in enumerate(self.batch):
+            if entry.url == url:
+                del self.batch[i]
+                self._hand_out(entry)
+                return entry
+        return super().take(url)
 
     def snapshot(self) -> dict:
         state = super().snapshot()
@@ -435,8 +465,16 @@ class Distiller(Frontier):
             for entry in list(self.entries.values()):
                 self._rekey(entry)
 
+    def snapshot(self) -> dict:
+        state = super().snapshot()
+        state["hub"] = self.hub  # as last computed: a restored crawl then orders as before
+        return state
+
     def after_restore(self, state: dict) -> None:
-        self.hub = self.graph.hubs()
+        hub = state.get("hub")
+        self.hub = dict(hub) if hub is not None else self.graph.hubs()
+        for entry in list(self.entries.values()):
+            self._rekey(entry)  # restore() keyed them before the hub weights were back
 
 
 STRATEGIES: dict[str, Callable[..., Frontier]] = {

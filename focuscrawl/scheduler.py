@@ -9,25 +9,29 @@ A thin adapter.  The frontier (``focuscrawl.frontier``) decides the crawl order;
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
 * counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
   from the moment it is handed out until its download ends,
-* saves and restores the frontier in JOBDIR on a clean stop.
+* with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.frontier.stores``):
+  a snapshot plus a journal of every operation, so that the same command resumes after a clean
+  stop *or* a kill -9 (see "crash-safe persistence" below).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
 import socket
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy import signals as scrapy_signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
 from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
+from .frontier.stores import SQLiteStore, StoreError
+from .middlewares.journal import FROM_KEY, completion_for, lease_of
 from .urls import canonical, host
 
 if TYPE_CHECKING:
@@ -38,7 +42,41 @@ logger = logging.getLogger(__name__)
 
 # meta keys a plain outlink may carry and still be stored compactly
 _PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency"}
-STATE_FILE = "focus_frontier.pickle"
+STATE_FILE = "focus_state.sqlite"  # in JOBDIR: snapshot + journal (WAL mode)
+STATE_VERSION = 1
+
+
+def _never(host: str) -> bool:
+    return False
+
+
+class _Lease:
+    """A URL handed out and not yet done: what a resume must put back."""
+
+    __slots__ = ("entry", "counted", "order")
+
+    def __init__(self, entry: Entry, counted: bool = False, order: int | None = None) -> None:
+        self.entry = entry
+        self.counted = counted  # its response counted against MAX_PAGES
+        self.order = order  # the crawl order it was given
+
+
+def _entry_tuple(e: Entry) -> tuple:
+    return (e.url, e.host, e.seq, e.score, e.keyword, e.depth, e.parent, e.anchor, e.payload,
+            e.extra)
+
+
+def _entry_from(t: tuple) -> Entry:
+    url, host_, seq, score, keyword, depth, parent, anchor, payload, extra = t
+    entry = Entry(url, host_, seq, score=score, keyword=keyword, depth=depth, parent=parent,
+                  anchor=anchor, payload=payload)
+    entry.extra = extra
+    return entry
+
+
+def _link_tuple(link: Link) -> tuple:
+    return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
+            link.depth, link.keyword, link.force, link.payload)
 
 
 def policy_for(crawler: Crawler) -> HostPolicy:
@@ -95,6 +133,16 @@ class FocusScheduler:
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
         self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
+        self._wake_call: Any = None  # a pending reactor.callLater waking the engine
+        self._wake_at = 0.0
+        # crash-safe persistence (JOBDIR): see _load()
+        self.store: SQLiteStore | None = None
+        self.resumed = False  # this crawl continues a JOBDIR's earlier run
+        self._open: dict[int, _Lease] = {}  # leases handed out and not yet done
+        self._orders: dict[str, int] = {}  # URL -> crawl order it keeps when fetched again
+        self._order = 0  # the highest crawl order given so far
+        self._snapshot_ops = 0
+        self.completion = completion_for(crawler)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
 
@@ -108,7 +156,7 @@ class FocusScheduler:
         options = self._options(spider)
         self.max_pages = options.pop("max_pages")
         self.frontier = make_frontier(options.pop("strategy"), **options)
-        if self.jobdir and os.path.exists(self._state_path()):
+        if self.jobdir:
             self._load()
         logger.info(
             "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, self.max_pages,
@@ -117,9 +165,13 @@ class FocusScheduler:
         )
 
     def close(self, reason: str) -> None:
+        if self._wake_call is not None and self._wake_call.active():
+            self._wake_call.cancel()
         self._update_stats()
-        if self.jobdir and self.frontier is not None:
+        if self.store is not None and self.frontier is not None:
             self._save()
+            self.store.close()
+            self.store = None
 
     def has_pending_requests(self) -> bool:
         return self.frontier is not None and len(self.frontier) > 0 and self._budget() > 0
@@ -130,13 +182,17 @@ class FocusScheduler:
     def enqueue_request(self, request: Request) -> bool:
         assert self.frontier is not None, "enqueue_request() before open()"
         meta = request.meta
-        meta.pop("focus_lease", None)  # a redirect or retry copies the original's meta
+        lease = meta.pop("focus_lease", None)  # a redirect or retry copies the original's meta
+        source = meta.pop(FROM_KEY, None)  # the lease of the page that yielded this outlink
         meta.pop("focus_started", None)
         meta.pop("focus_finished", None)
+        if request.errback == self._fetch_failed:
+            request.errback = None
         try:
             url = canonical(request.url)
         except ValueError:
             self.stats.inc_value("focus/rejected/bad_url")
+            self._settle(lease, source)
             return False
         focus = meta.get("focus") or {}
         link = Link(
@@ -151,9 +207,14 @@ class FocusScheduler:
             force=request.dont_filter,
             payload=self._payload(request, url),
         )
+        if self.store is not None:
+            self.store.record("add", _link_tuple(link))
         queued = self.frontier.add(link)
         if not queued:
             self.stats.inc_value("focus/duplicates_or_dropped")
+            if source is None and lease is not None and "redirect_times" in meta:
+                self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
+        self._settle(lease, source)
         return queued
 
     def next_request(self) -> Request | None:
@@ -164,11 +225,14 @@ class FocusScheduler:
             return None  # the engine asks again once the page's outlinks are all queued
         policy = self.policy
         now = policy.clock()
-        entry = frontier.pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now))
+        entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now))
         if entry is None:
-            # Nothing is due: hand out the best request of a server that is merely waiting out
-            # its delay; the politeness middleware holds it until then.  Keeps the engine busy.
-            entry = frontier.pop(policy.can_dispatch)
+            # Nothing is due.  Choose late, with every link parsed meanwhile: wake the engine
+            # when the next server is due.  Only if that is impossible, hand out the best
+            # request of a server merely waiting out its delay (the middleware holds it).
+            if self._wake_when_due(now):
+                return None
+            entry = self._pop(policy.can_dispatch)
         if entry is None:
             return None
         request = self._request(entry)
@@ -176,6 +240,11 @@ class FocusScheduler:
         request.meta["focus_lease"] = self._lease_seq
         request.meta["focus_server"] = entry.host
         self._leases[self._lease_seq] = entry
+        if self.store is not None:
+            self.store.record("take", self._lease_seq, entry.url)
+            self._open[self._lease_seq] = _Lease(entry)
+            if request.errback is None:
+                request.errback = self._fetch_failed  # a download error settles the lease
         policy.reserve(entry.host)
         self.stats.inc_value("focus/requests_handed_out")
         return request
@@ -183,6 +252,8 @@ class FocusScheduler:
     # -- signals ----------------------------------------------------------------------------
     def _page_scored(self, url: str, score: float, hot: bool, **kwargs: Any) -> None:
         if self.frontier is not None:
+            if self.store is not None:
+                self.store.record("scored", url, score, hot)
             self.frontier.crawled(url, score, hot)
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
@@ -194,10 +265,36 @@ class FocusScheduler:
             return
         if status is not None and not 300 <= status < 400:
             self.pages += 1
-            request.meta["focus_order"] = self.pages
+            if self.store is None:
+                request.meta["focus_order"] = self.pages
+            else:
+                request.meta["focus_order"] = self._count(lease)
             self.stats.set_value("focus/pages_fetched", self.pages)
+        elif (status is None and self.store is not None
+              and request.errback not in (None, self._fetch_failed)):
+            self.completion.finish(lease)  # its own errback: no sure way to see it end
 
     # -- helpers ----------------------------------------------------------------------------
+    def _wake_when_due(self, now: float) -> bool:
+        """Ask the engine for a request again when the next waiting server is due."""
+        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is None:
+            return False
+        waiting = [s.next_start for s in self.policy.servers.values()
+                   if s.next_start > now and s.pending + s.active < s.concurrency]
+        if not waiting:
+            return True  # every server is busy: a finished download wakes the engine
+        due = min(waiting)
+        if self._wake_call is None or not self._wake_call.active() or due < self._wake_at:
+            if self._wake_call is not None and self._wake_call.active():
+                self._wake_call.cancel()
+            from twisted.internet import reactor
+
+            self._wake_at = due
+            self._wake_call = reactor.callLater(due - now, nextcall.schedule)
+        return True
+
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
 
@@ -261,28 +358,190 @@ class FocusScheduler:
         if f.stats.get("pages"):
             stats.set_value("focus/hot_rate", round(f.stats["pages_hot"] / f.stats["pages"], 4))
 
-    # -- persistence (JOBDIR, clean stop) -----------------------------------------------------
+    # -- crash-safe persistence (JOBDIR) ------------------------------------------------------
+    # Every change to the crawl state is journaled as an operation before it is applied:
+    # "add" (a link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed
+    # out, with its lease), "scored" (a page's score), "finished" (a response counted against
+    # MAX_PAGES, with its crawl order) and "done" (everything the page produced is queued and its
+    # item written; see focuscrawl.middlewares.journal).  Opening restores the last snapshot,
+    # replays the journal through the same frontier API (``Frontier.take`` for a hand-out, so
+    # the replay does not depend on timing), then puts back every URL handed out and not done,
+    # uncounted, keeping its crawl order for the refetch.
+    #
+    # Commits happen at "finished" (a crawl order is durable before an item carries it), at
+    # "done" (a page's outlinks and its "done" become durable together, after its item line was
+    # written), and otherwise every FOCUS_JOURNAL_COMMIT_OPS operations or
+    # FOCUS_JOURNAL_COMMIT_SECONDS.  A kill loses only what came after the last commit: a suffix
+    # of the history, so the crawl resumes from an earlier moment of itself, in which every page
+    # fetched since is not done and is fetched again -- at most the pages in flight at the kill.
+
     def _state_path(self) -> str:
         assert self.jobdir
         return os.path.join(self.jobdir, STATE_FILE)
 
-    def _save(self) -> None:
-        assert self.frontier is not None
-        # requests handed out but never finished go back to the queue: nothing is lost
-        for entry in self._leases.values():
-            self.frontier.requeue(entry)
-        state = {"frontier": self.frontier.snapshot(), "pages": self.pages}
-        os.makedirs(self.jobdir, exist_ok=True)
-        tmp = self._state_path() + ".tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self._state_path())
-
     def _load(self) -> None:
+        """Open (or create) JOBDIR's state database and restore the crawl it holds."""
+        assert self.frontier is not None and self.jobdir
+        os.makedirs(self.jobdir, exist_ok=True)
+        s = self.settings
+        self.store = SQLiteStore(
+            self._state_path(),
+            synchronous=s.get("FOCUS_JOURNAL_SYNC", "NORMAL"),
+            commit_every=s.getint("FOCUS_JOURNAL_COMMIT_OPS", 1000),
+            commit_seconds=s.getfloat("FOCUS_JOURNAL_COMMIT_SECONDS", 0.5),
+        )
+        self._snapshot_ops = s.getint("FOCUS_JOURNAL_SNAPSHOT_OPS", 50000)
+        if not self.store.empty:
+            state, ops = self.store.load()
+            if state is not None:
+                self._restore(state)
+            for op in ops:
+                self._replay(op)
+            self.resumed = True
+            self.stats.set_value("focus/journal/replayed_ops", len(ops))
+            self._recover()
+        self.store.snapshot(self._state())  # the resumed state is the new base
+        self.completion.enabled = True
+        self.completion.on_done = self._page_done
+        self.crawler._focus_resumed = self.resumed  # type: ignore[attr-defined]
+        signals = self.crawler.signals
+        # connected after the feed exporter's item_scraped: the line is written before "done"
+        signals.connect(self._item_settled, signal=scrapy_signals.item_scraped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_dropped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_error)
+
+    def _save(self) -> None:
+        """A clean stop: put back what is not done and write a fresh snapshot."""
+        assert self.store is not None
+        self._recover()
+        self.store.snapshot(self._state())
+        for name, value in self.store.stats.items():
+            self.stats.set_value(f"focus/journal/{name}", value)
+
+    def _state(self) -> dict[str, Any]:
         assert self.frontier is not None
-        with open(self._state_path(), "rb") as f:
-            state = pickle.load(f)
+        return {
+            "version": STATE_VERSION,
+            "frontier": self.frontier.snapshot(),
+            "pages": self.pages,
+            "order": self._order,
+            "lease_seq": self._lease_seq,
+            "open": [(lease, _entry_tuple(held.entry), held.counted, held.order)
+                     for lease, held in sorted(self._open.items())],
+            "orders": dict(self._orders),
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        assert self.frontier is not None
+        if state.get("version") != STATE_VERSION:
+            raise StoreError(f"{self._state_path()} holds state version {state.get('version')}"
+                             f", this focuscrawl reads {STATE_VERSION}; use a new JOBDIR")
         self.frontier.restore(state["frontier"])
         self.pages = state["pages"]
+        self._order = state["order"]
+        self._lease_seq = state["lease_seq"]
+        self._open = {lease: _Lease(_entry_from(t), counted, order)
+                      for lease, t, counted, order in state["open"]}
+        self._orders = dict(state["orders"])
+
+    def _replay(self, op: tuple) -> None:
+        """Apply one journaled operation, exactly as it was applied live."""
+        frontier = self.frontier
+        assert frontier is not None
+        kind = op[0]
+        if kind == "add":
+            frontier.add(Link(*op[1]))
+        elif kind == "take":
+            _, lease, url = op
+            entry = frontier.take(url)
+            self._lease_seq = max(self._lease_seq, lease)
+            if entry is None:  # cannot happen with an intact journal; never fatal
+                logger.warning("journal: %s was handed out but is not queued", url)
+                self.stats.inc_value("focus/journal/inconsistent")
+                return
+            self._open[lease] = _Lease(entry)
+        elif kind == "batch":
+            frontier.pop(_never)  # an empty batch is chosen the same way
+        elif kind == "scored":
+            _, url, score, hot = op
+            frontier.crawled(url, score, hot)
+        elif kind == "finished":
+            _, lease, order = op
+            self.pages += 1
+            self._order = max(self._order, order)
+            held = self._open.get(lease)
+            if held is not None:
+                held.counted, held.order = True, order
+                self._orders.pop(held.entry.url, None)
+        elif kind == "done":
+            self._open.pop(op[1], None)
+        else:
+            raise StoreError(f"unknown journal operation {kind!r}")
+
+    def _recover(self) -> None:
+        """Put back every URL handed out and not done: fetched again, counted once."""
+        assert self.frontier is not None
+        for _, held in sorted(self._open.items()):
+            if held.counted:
+                self.pages -= 1
+                if held.order is not None:
+                    self._orders[held.entry.url] = held.order
+            self.frontier.requeue(held.entry)
+        if self._open:
+            self.stats.inc_value("focus/journal/requeued", len(self._open))
+        self._open.clear()
+        self._leases.clear()
+        self.completion.pending.clear()
+
+    def _count(self, lease: int) -> int:
+        """A response of ``lease`` counts as a page: its crawl order, journaled and committed."""
+        assert self.store is not None
+        held = self._open.get(lease)
+        order = self._orders.pop(held.entry.url, None) if held is not None else None
+        if order is None:
+            self._order += 1
+            order = self._order
+        if held is not None:
+            held.counted, held.order = True, order
+        self.store.record("finished", lease, order)
+        self.store.commit()
+        return order
+
+    def _page_done(self, lease: int) -> None:
+        """Everything ``lease``'s page produced is queued and written: never fetch it again."""
+        store = self.store
+        if store is None or self._open.pop(lease, None) is None:
+            return
+        store.record("done", lease)
+        store.commit()
+        if store.ops_since_snapshot >= self._snapshot_ops:
+            store.snapshot(self._state())
+
+    def _settle(self, lease: int | None, source: int | None) -> None:
+        """A queued request pays what its origin owed: a page's outlink, or a redirect/retry."""
+        if self.store is None:
+            return
+        if source is not None:
+            self.completion.release(source)
+        elif lease is not None:
+            self.completion.finish(lease)
+
+    def _fetch_failed(self, failure: Any) -> Any:
+        """Errback of handed-out requests (JOBDIR only): a download error ends its page."""
+        request = getattr(failure, "request", None)
+        if request is not None:
+            self.completion.finish(request.meta.get("focus_lease"))
+        return failure  # Scrapy logs and counts it as without an errback
+
+    def _item_settled(self, item: Any, response: Any = None, **kwargs: Any) -> None:
+        self.completion.release(lease_of(response))
+
+    def _pop(self, ready: Any) -> Entry | None:
+        """frontier.pop(), journaling a batch choice (Best-N-First) the pop made."""
+        frontier = self.frontier
+        assert frontier is not None
+        batches = frontier.stats["batches"]
+        entry = frontier.pop(ready)
+        if self.store is not None and frontier.stats["batches"] != batches:
+            self.store.record("batch")
+        return entry

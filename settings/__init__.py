@@ -140,3 +140,39 @@ SPIDER_MIDDLEWARES = {
     "focuscrawl.middlewares.filters.LinkFilterMiddleware": 950,
 }
 # == end of issue 4 section ===================================================================
+
+# == Crash-safe resume, safe defaults (issue 8) ===============================================
+# With JOBDIR the crawl state lives in JOBDIR/focus_state.sqlite (focuscrawl.frontier.stores):
+# a snapshot plus a journal, so the same command resumes after Ctrl-C *or* kill -9.  Give the
+# output as `-o FILE.jsonl` (or -O: a resumed crawl appends anyway); a file name with %(time)s
+# changes per run and cannot be deduplicated.
+FOCUS_JOURNAL_SYNC = "NORMAL"  # SQLite synchronous: NORMAL survives kill -9 and the OOM killer
+#                                (no fsync per commit); FULL also survives a power cut, slower
+FOCUS_JOURNAL_COMMIT_OPS = 1000  # commit the journal at least every this many operations ...
+FOCUS_JOURNAL_COMMIT_SECONDS = 0.5  # ... or this often (pages commit when fetched and done)
+FOCUS_JOURNAL_SNAPSHOT_OPS = 50000  # rewrite the snapshot after this many operations: bounds
+#                                     the journal replayed on resume
+FOCUS_FEED_FSYNC = False  # fsync the JSON-lines output after each line: only power cuts need it
+# JSON-lines feeds written whole-line-per-write, torn tail cut and duplicates skipped on resume
+FEED_STORAGES = {"": "focuscrawl.feeds.SafeFileFeedStorage",
+                 "file": "focuscrawl.feeds.SafeFileFeedStorage"}
+FEED_EXPORTERS = {"jsonlines": "focuscrawl.feeds.SafeJsonLinesExporter",
+                  "jsonl": "focuscrawl.feeds.SafeJsonLinesExporter",
+                  "jl": "focuscrawl.feeds.SafeJsonLinesExporter"}
+SPIDER_MIDDLEWARES |= {
+    # outermost: sees every outlink and item of a page, so "done" is journaled after them all
+    "focuscrawl.middlewares.journal.PageCompletionMiddleware": 1,
+}
+# Safe defaults: only http(s); no private addresses reached through links; bounded downloads
+FOCUS_BLOCK_PRIVATE = "auto"  # refuse loopback/private/link-local hosts and local names: True,
+#                               False, or auto = on unless a seed is itself private (intranet or
+#                               test crawls); resolved addresses are checked when not proxied
+DOWNLOAD_HANDLERS = {"file": None, "s3": None, "ftp": None, "data": None}  # http(s) only
+DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # a bigger body (or gzip bomb, inflated) is dropped: memory
+#                                      stays bounded; FOCUS_MAX_PAGE_BYTES truncates pages first
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024  # log pages announcing more than this
+DOWNLOADER_MIDDLEWARES |= {
+    # before robots.txt is fetched for such a host
+    "focuscrawl.middlewares.safety.PrivateAddressMiddleware": 50,
+}
+# == end of issue 8 section ===================================================================

@@ -1,0 +1,189 @@
+"""PrivateAddressMiddleware: a public page cannot steer the crawler into a private network.
+
+A crawler follows links written by strangers.  A link (or a redirect) to ``http://10.0.0.5/``,
+``http://localhost:8080/admin`` or ``http://169.254.169.254/`` (a cloud's metadata service) would
+make the crawler fetch from inside the network it runs in.  This downloader middleware refuses
+such requests with IgnoreRequest, counted as ``focus/safety/blocked/<reason>``:
+
+* ``scheme``: anything but http and https (Scrapy also fetches file:, s3:, ftp:, data:; the
+  project disables those handlers too);
+* ``loopback``, ``private``, ``link_local``, ``reserved``: a literal IP address that is not
+  globally routable -- including the forms ``getaddrinfo`` still accepts (``127.1``,
+  ``2130706433``, ``0x7f.0.0.1``) and IPv4-mapped IPv6 (``[::ffff:10.0.0.1]``);
+* ``local_name``: ``localhost`` and ``*.localhost``, ``*.local`` (mDNS), ``*.internal``,
+  ``*.home.arpa``, ``*.lan``, and single-label names (``http://intranet/``), which a resolver
+  completes with the local search domain;
+* ``resolved_<reason>``: a host name whose address is one of the above.  Checked only when the
+  request does not go through an HTTP proxy: a proxy resolves names itself, in its own network,
+  and the crawler never learns the address (literal addresses and local names are refused
+  whether proxied or not).  The lookup goes through the reactor's resolver, the one Scrapy's
+  download handler uses and caches, so the connection uses the address that was checked.
+
+``FOCUS_BLOCK_PRIVATE = "auto"`` (the default) switches the guard on unless a seed URL is itself
+on a private network or a local name -- a crawl of an intranet, or the tests' loopback servers;
+``True`` always, ``False`` never.  Order 50: before robots.txt is fetched for such a host.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import socket
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+FETCH_SCHEMES = frozenset({"http", "https"})
+LOCAL_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
+                         "broadcasthost"})
+LOCAL_SUFFIXES = (".localhost", ".local", ".internal", ".home.arpa", ".lan", ".localdomain")
+_LEGACY_IPV4 = re.compile(r"^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$", re.IGNORECASE)
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def parse_ip(host: str) -> IPAddress | None:
+    """The address a literal host denotes, as a resolver would read it; None for a name."""
+    h = host.strip().rstrip(".").lower()
+    if h.startswith("[") and h.endswith("]"):
+        h = h[1:-1]
+    h = h.split("%", 1)[0]  # fe80::1%eth0
+    try:
+        return ipaddress.ip_address(h)
+    except ValueError:
+        pass
+    if _LEGACY_IPV4.match(h):  # inet_aton's forms: 127.1, 2130706433, 0x7f000001, 0177.0.0.1
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(h))
+        except OSError:
+            return None
+    return None
+
+
+def address_reason(ip: IPAddress) -> str | None:
+    """Why an address must not be fetched, or None for a globally routable one."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if ip.is_link_local:
+        return "link_local"
+    if ip.is_unspecified or ip.is_reserved or ip.is_multicast:
+        return "reserved"
+    if ip.is_private or not ip.is_global:
+        return "private"
+    return None
+
+
+def host_reason(host: str | None) -> str | None:
+    """Why a URL's host must not be fetched, judged without DNS; None if it may be."""
+    if not host:
+        return "local_name"
+    ip = parse_ip(host)
+    if ip is not None:
+        return address_reason(ip)
+    name = host.strip().rstrip(".").lower()
+    if name in LOCAL_NAMES or name.endswith(LOCAL_SUFFIXES) or "." not in name:
+        return "local_name"
+    return None
+
+
+def is_private_url(url: str) -> bool:
+    """True for a URL on a private/loopback/local host by its literal form (no DNS)."""
+    try:
+        return host_reason(urlsplit(url).hostname) is not None
+    except ValueError:
+        return False
+
+
+class PrivateAddressMiddleware:
+    def __init__(self, crawler: Crawler, mode: str) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.mode = mode
+        self.active = mode == "on"
+        self.proxies = {k: v for k, v in getproxies().items() if k in FETCH_SCHEMES}
+        self._reported: set[str] = set()
+        if mode == "auto":
+            crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PrivateAddressMiddleware:
+        raw = crawler.settings.get("FOCUS_BLOCK_PRIVATE", "auto")
+        mode = str(raw).strip().lower()
+        if mode in ("0", "false", "no", "off", "none", ""):
+            raise NotConfigured
+        mode = "auto" if mode == "auto" else "on"
+        return cls(crawler, mode)
+
+    # -- auto: on unless a seed is private ----------------------------------------------------
+    def _spider_opened(self, spider: Spider) -> None:
+        seeds = self._seeds(spider)
+        private = [u for u in seeds if is_private_url(u)]
+        self.active = not private
+        if private:
+            logger.info("FOCUS_BLOCK_PRIVATE=auto: off, the seeds are on a private or loopback "
+                        "network (%s)", private[0])
+        self.stats.set_value("focus/safety/block_private", int(self.active))
+
+    def _seeds(self, spider: Spider) -> list[str]:
+        args = getattr(spider, "args", None)
+        seeds = list(getattr(args, "seeds", None) or [])
+        if not seeds:
+            raw = self.crawler.settings.get("FOCUS_SEEDS", "")
+            seeds = [s.strip() for s in str(raw).split(",") if "://" in s]
+        return seeds
+
+    # -- the check ------------------------------------------------------------------------
+    async def process_request(self, request: Request) -> None:
+        if not self.active:
+            return None
+        parsed = urlparse_cached(request)
+        if parsed.scheme not in FETCH_SCHEMES:
+            self._block(request, "scheme")
+        host = parsed.hostname
+        reason = host_reason(host)
+        if reason is not None:
+            self._block(request, reason)
+        assert host is not None
+        if parse_ip(host) is None and not self._proxied(request, parsed.scheme, host):
+            for address in await self._resolve(host):
+                reason = address_reason(address)
+                if reason is not None:
+                    self._block(request, f"resolved_{reason}")
+        return None
+
+    def _proxied(self, request: Request, scheme: str, host: str) -> bool:
+        """Would this request go through an HTTP proxy (as Scrapy's HttpProxyMiddleware)?"""
+        if "proxy" in request.meta:
+            return bool(request.meta["proxy"])
+        return scheme in self.proxies and not proxy_bypass(host)
+
+    async def _resolve(self, host: str) -> list[IPAddress]:
+        from twisted.internet import reactor
+
+        try:
+            address = await maybe_deferred_to_future(reactor.resolve(host))  # type: ignore[attr-defined]
+        except Exception:
+            return []  # the download fails with the same DNS error and is counted there
+        ip = parse_ip(str(address))
+        return [ip] if ip is not None else []
+
+    def _block(self, request: Request, reason: str) -> Any:
+        self.stats.inc_value(f"focus/safety/blocked/{reason}")
+        host = urlparse_cached(request).hostname or ""
+        if host not in self._reported:
+            self._reported.add(host)
+            logger.info("Refused %s (%s): FOCUS_BLOCK_PRIVATE", request.url[:200], reason)
+        raise IgnoreRequest(f"FOCUS_BLOCK_PRIVATE: {reason} address")

@@ -1,0 +1,165 @@
+"""Distributed crawling: the same crawl by 1, 2 and 4 worker processes sharing one Redis.
+
+    .venv/bin/python bench/distributed.py [--workers 1,2,4] [--hosts 32] [--pages 25]
+        [--latency-ms 150] [--delay 0.15] [--concurrent-requests 8]
+
+A local multi-host site (``focuscrawl.webserver``, every response ``--latency-ms`` late) is
+crawled breadth-first to the end, from one seed per host, by N ``scrapy crawl topic`` processes
+with ``settings.distributed`` against a redis-server started here; first by the single-process
+crawler for reference.  Each worker has ``--concurrent-requests`` connections (what one process
+can drive), each server one connection and ``--delay`` seconds between request starts, cluster-
+wide.  From the server's access log: pages, URLs fetched twice, the crawl's pages/s (first to
+last request) and its speed-up over one worker, and whether the union of fetched URLs is the
+whole site.  The ceiling is politeness: hosts / max(delay, latency) pages/s.  Last, the Redis
+frontier alone: adds and leases per second from one client (each is one Lua script call).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from focuscrawl.webserver import Page, ServerProcess, analyze  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
+
+WORDS = ("regex pattern match engine syntax group river stone cloud garden paper window "
+         "music travel market").split()
+
+
+def build_site(hosts: int, pages: int, seed: int = 7) -> dict[str, dict[str, Page]]:
+    """Per host a tree of pages (every page reachable from the host's p0), with cross links."""
+    rng = random.Random(seed)
+    names = [f"s{i}.test" for i in range(hosts)]
+    site: dict[str, dict[str, Page]] = {}
+    for n, name in enumerate(names):
+        site[name] = {}
+        for i in range(pages):
+            links = [f"/p{j}.html" for j in (2 * i + 1, 2 * i + 2) if j < pages]
+            links += [f"http://{names[(n + k) % hosts]}/p{rng.randrange(pages)}.html"
+                      for k in (1, 2, 3)]
+            text = " ".join(rng.choice(WORDS) for _ in range(400))
+            anchors = " ".join(f'<a href="{u}">{rng.choice(WORDS)} link</a>' for u in links)
+            site[name][f"/p{i}.html"] = Page(
+                f"<html><head><title>{name} {i}</title></head><body><p>{text}</p>"
+                f"{anchors}</body></html>")
+    return site
+
+
+def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.Namespace,
+        logdir: Path) -> dict:
+    """One crawl by ``n`` workers (n=0: the single-process crawler); its figures."""
+    seeds = ",".join(f"http://s{i}.test/p0.html" for i in range(args.hosts))
+    env = {**os.environ, **server.proxy_env()}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    if n:
+        env["SCRAPY_SETTINGS_MODULE"] = "settings.distributed"
+    before = len(server.read_log())
+    procs = []
+    t0 = time.monotonic()
+    for w in range(max(1, n)):
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=regex pattern",
+               "-a", f"seeds={seeds}", "-a", "strategy=breadth-first",
+               "-a", f"max_pages={args.hosts * args.pages * 2}",
+               "-s", f"FOCUS_DELAY={args.delay}", "-s", "FOCUS_DEFAULT_FEED=",
+               "-s", f"CONCURRENT_REQUESTS={args.concurrent_requests}",
+               "-s", f"REDIS_URL={redis_url}", "-s", f"FOCUS_REDIS_KEY={key}",
+               "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={logdir / f'{key}-{w}.log'}"]
+        procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL))
+    codes = [p.wait() for p in procs]
+    wall = time.monotonic() - t0
+    rows = [r for r in server.read_log()[before:] if r["path"] != "/robots.txt"]
+    urls = [f"{r['host']}{r['path']}" for r in rows]
+    starts = sorted(r["time_epoch"] for r in rows)
+    crawl = starts[-1] - starts[0] if len(starts) > 1 else float("nan")
+    return {
+        "workers": n, "codes": codes, "pages": len(rows), "unique": len(set(urls)),
+        "twice": len(urls) - len(set(urls)), "wall": wall, "crawl": crawl,
+        "rate": len(rows) / crawl, "urls": set(urls),
+        "max_inflight": max(rep["max_inflight"]
+                            for rep in analyze(server.read_log()[before:]).values()),
+    }
+
+
+def frontier_ops(redis_url: str, n: int, strategy: str) -> tuple[float, float]:
+    """Operations per second of the Redis frontier alone: add n links, then lease them all."""
+    import redis
+
+    from focuscrawl.distributed.frontier import RedisFrontier
+    from focuscrawl.frontier import Link
+
+    rng = random.Random(1)
+    f = RedisFrontier(redis.Redis.from_url(redis_url), f"ops-{strategy}:", "w1")
+    f.configure({"strategy": strategy, "delay": 0, "concurrency": 10**6, "n": 256})
+    f.heartbeat(600)
+    links = [Link(f"http://h{rng.randrange(200)}.test/p{i}.html", host=f"h{i % 200}.test",
+                  parent=f"http://h{i % 200}.test/p{i // 20}.html",
+                  parent_score=round(rng.betavariate(1.2, 6.0), 4), keyword=rng.random() < 0.05)
+             for i in range(n)]
+    t0 = time.perf_counter()
+    for link in links:
+        f.add(link)
+    t1 = time.perf_counter()
+    popped = 0
+    while (got := f.pop()) is not None:
+        f.downloaded(got[0], True)
+        f.settle([got[0]])
+        popped += 1
+    t2 = time.perf_counter()
+    return n / (t1 - t0), popped / (t2 - t1)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", default="1,2,4", help="worker counts to run")
+    ap.add_argument("--hosts", type=int, default=32)
+    ap.add_argument("--pages", type=int, default=25, help="pages per host")
+    ap.add_argument("--latency-ms", type=float, default=150.0)
+    ap.add_argument("--delay", type=float, default=0.15, help="FOCUS_DELAY (s)")
+    ap.add_argument("--concurrent-requests", type=int, default=8, help="per worker")
+    ap.add_argument("--no-single", action="store_true", help="skip the single-process crawl")
+    ap.add_argument("--ops", type=int, default=20000,
+                    help="links for the frontier-only measure (0: skip)")
+    args = ap.parse_args()
+    counts = [int(x) for x in args.workers.split(",")]
+    site = build_site(args.hosts, args.pages)
+    everything = {f"{h}{p}" for h, pages in site.items() for p in pages}
+    ceiling = args.hosts / max(args.delay, args.latency_ms / 1000)
+    print(f"site: {args.hosts} hosts x {args.pages} pages = {len(everything)} pages, "
+          f"latency {args.latency_ms:.0f} ms; FOCUS_DELAY {args.delay} s, 1 connection per "
+          f"server; CONCURRENT_REQUESTS {args.concurrent_requests} per worker; "
+          f"{os.cpu_count()} CPUs; politeness ceiling ~{ceiling:.0f} pages/s")
+    logdir = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
+    results = []
+    with RedisServer() as redis_server, ServerProcess(
+            pages=site, config={"defaults": {"delay_ms": args.latency_ms}}) as server:
+        for n in ([0] if not args.no_single else []) + counts:
+            results.append(run(n, server, redis_server.url, f"bench{n}:", args, logdir))
+        ops = {name: frontier_ops(redis_server.url, args.ops, name)
+               for name in ("breadth-first", "cho-distance", "best-n-first")} if args.ops else {}
+    base = next((r["rate"] for r in results if r["workers"] == 1), None)
+    print(f"\n{'workers':>14} {'pages':>6} {'twice':>6} {'wall s':>7} {'crawl s':>8} "
+          f"{'pages/s':>8} {'vs 1':>6} {'max/host':>8}  union = site")
+    for r in results:
+        label = "single-process" if r["workers"] == 0 else str(r["workers"])
+        rel = f"{r['rate'] / base:.2f}x" if base else "-"
+        ok = "yes" if r["urls"] == everything and r["codes"] == [0] * len(r["codes"]) else "NO"
+        print(f"{label:>14} {r['pages']:>6} {r['twice']:>6} {r['wall']:>7.1f} {r['crawl']:>8.1f} "
+              f"{r['rate']:>8.1f} {rel:>6} {r['max_inflight']:>8}  {ok}")
+    for name, (adds, pops) in ops.items():
+        print(f"Redis frontier alone, {name}: {adds:,.0f} adds/s, {pops:,.0f} leases/s "
+              f"(pop + downloaded + settle, one worker, {args.ops} links)")
+    print(f"\nworker logs: {logdir}")
+    return 0 if all(r["urls"] == everything for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

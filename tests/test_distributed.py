@@ -21,10 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.settings import Settings
+from scrapy.utils.misc import load_object
 
+from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
 from focuscrawl.distributed.hosts import RedisHosts
+from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
 from focuscrawl.frontier import Link, make_frontier
+from focuscrawl.middlewares.politeness import PolitenessMiddleware
 from focuscrawl.webserver import Page, ServerProcess, analyze
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
@@ -336,7 +341,27 @@ def test_bloom_filter_seen_set(redis_server):
     assert false_positives < 20  # 1 % of 1000 expected at capacity; far below capacity here
 
 
+def test_the_addon_switches_like_the_settings_module():
+    via_addon = Settings()
+    via_addon.setmodule("settings", priority="project")
+    Distributed().update_settings(via_addon)
+    module = Settings()
+    module.setmodule("settings.distributed", priority="project")
+
+    def middlewares(s: Settings) -> dict[Any, Any]:
+        return {load_object(k): v for k, v in s.getdict("DOWNLOADER_MIDDLEWARES").items()
+                if v is not None}
+
+    assert via_addon["SCHEDULER"] == module["SCHEDULER"]
+    assert middlewares(via_addon) == middlewares(module)
+    assert RedisPolitenessMiddleware in middlewares(module)
+    assert PolitenessMiddleware not in middlewares(module)
+    for name in DEFAULTS:
+        assert via_addon[name] == module[name], name
+
+
 # --------------------------------------------------------------------------- worker processes
+ADDON = "focuscrawl.distributed.addon.Distributed"
 ROOT = Path(__file__).resolve().parent.parent
 SITE_HOSTS = [f"h{i}.test" for i in range(6)]
 DELAY = 0.15  # FOCUS_DELAY of the crawls
@@ -501,10 +526,13 @@ def test_max_pages_holds_exactly_across_workers(small_site, cluster, redis_serve
     """Best-first, MAX_PAGES=25, two connections per server, a Bloom filter as seen-set."""
     c = cluster(small_site)
     start = len(small_site.read_log())
-    workers = c.start(3, "-a", "strategy=best-first", "-a", "max_pages=25",
-                      "-s", "FOCUS_CONCURRENCY_PER_SERVER=2",
-                      "-s", "FOCUS_REDIS_BLOOM_CAPACITY=10000")
+    args = ("-a", "strategy=best-first", "-a", "max_pages=25", "-s",
+            "FOCUS_CONCURRENCY_PER_SERVER=2", "-s", "FOCUS_REDIS_BLOOM_CAPACITY=10000")
+    workers = c.start(2, *args)
+    # the third joins as a Scrapyd job would: the project's settings plus the add-on
+    workers += c.start(1, *args, "-s", f"ADDONS={json.dumps({ADDON: 10})}", distributed=False)
     assert c.wait(workers) == [0, 0, 0], c.tails()
+    assert "Focus frontier in Redis" in c.log_text(2)
     rows = small_site.read_log()[start:]
     pages = [r for r in rows if r["path"] != "/robots.txt" and not 300 <= r["status"] < 400]
     assert len(pages) == 25  # a redirect is a hop, not a page

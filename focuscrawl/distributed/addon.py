@@ -1,0 +1,50 @@
+"""The distributed-mode add-on: ``settings.distributed``'s switches for any settings module.
+
+    ADDONS = {"focuscrawl.distributed.addon.Distributed": 10}      # a project's settings
+    scrapy crawl topic -s 'ADDONS={"focuscrawl.distributed.addon.Distributed": 10}' ...
+
+This is how a Scrapyd job (which cannot choose the settings module) becomes a worker: pass the
+same ``-d setting=ADDONS=...`` to schedule.json.  It sets the Redis scheduler, puts the Redis
+politeness middleware in PolitenessMiddleware's place, and gives the ``FOCUS_REDIS_*`` and
+``REDIS_URL`` defaults of ``settings.distributed``; anything given explicitly on the command
+line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy.settings import get_settings_priority
+
+from ..middlewares.politeness import PolitenessMiddleware
+from .politeness import RedisPolitenessMiddleware
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
+POLITENESS_ORDER = 950
+DEFAULTS: dict[str, Any] = {
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "FOCUS_REDIS_KEY": "focuscrawl:%(spider)s:",
+    "FOCUS_REDIS_WORKER_TTL": 10.0,
+    "FOCUS_REDIS_POLL": 0.1,
+    "FOCUS_REDIS_BLOOM_CAPACITY": 0,
+    "FOCUS_REDIS_BLOOM_ERROR": 0.001,
+    "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
+}
+
+
+class Distributed:
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, value in DEFAULTS.items():
+            settings.set(name, value, priority="addon")
+        # a settings module's SCHEDULER (project priority) gives way; a -s SCHEDULER does not
+        if (settings.getpriority("SCHEDULER") or 0) <= get_settings_priority("project"):
+            settings.set("SCHEDULER", SCHEDULER, priority="project")
+        try:
+            settings.replace_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", PolitenessMiddleware, RedisPolitenessMiddleware)
+        except KeyError:  # not there (or switched off): add ours at its usual place
+            settings.set_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", RedisPolitenessMiddleware, POLITENESS_ORDER)

@@ -142,6 +142,7 @@ class FocusScheduler:
         self._orders: dict[str, int] = {}  # URL -> crawl order it keeps when fetched again
         self._order = 0  # the highest crawl order given so far
         self._snapshot_ops = 0
+        self._max_open = 0
         self.completion = completion_for(crawler)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
@@ -223,6 +224,8 @@ class FocusScheduler:
             return None
         if self.strict and pages_in_spider(self.crawler):
             return None  # the engine asks again once the page's outlinks are all queued
+        if self._at_open_limit():
+            return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
         now = policy.clock()
         entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now))
@@ -336,7 +339,8 @@ class FocusScheduler:
     def _request(self, entry: Entry) -> Request:
         if entry.payload is not None:
             request = request_from_dict(entry.payload, spider=self.spider)
-            request.meta.setdefault("focus", {})
+            # a copy: the stored payload must not change when a request is handed out
+            request.meta["focus"] = dict(request.meta.get("focus") or {})
         else:
             request = Request(entry.url, meta={"depth": entry.depth, "focus": {}})
         focus = request.meta["focus"]
@@ -391,6 +395,8 @@ class FocusScheduler:
             commit_seconds=s.getfloat("FOCUS_JOURNAL_COMMIT_SECONDS", 0.5),
         )
         self._snapshot_ops = s.getint("FOCUS_JOURNAL_SNAPSHOT_OPS", 50000)
+        self._max_open = (s.getint("FOCUS_JOURNAL_MAX_OPEN", 0)
+                          or s.getint("CONCURRENT_REQUESTS", 16))
         if not self.store.empty:
             state, ops = self.store.load()
             if state is not None:
@@ -535,6 +541,29 @@ class FocusScheduler:
 
     def _item_settled(self, item: Any, response: Any = None, **kwargs: Any) -> None:
         self.completion.release(lease_of(response))
+
+    def _at_open_limit(self) -> bool:
+        """FOCUS_JOURNAL_MAX_OPEN pages handed out and not done: hand out no more for now.
+
+        What a kill makes the crawl fetch again is exactly the pages not done, so this bounds
+        it even when the spider lags behind the downloads.  A page can only stay not done
+        forever if its request vanished on the way (a request_scheduled handler dropped an
+        outlink); once nothing is downloading or in the spider, such pages are settled.
+        """
+        if self.store is None or len(self._open) < self._max_open:
+            return False
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:
+            return True
+        downloading = getattr(getattr(engine, "downloader", None), "active", None)
+        if downloading or pages_in_spider(self.crawler):
+            return True
+        for lease in list(self._open):
+            self.completion.pending.pop(lease, None)
+            self._page_done(lease)
+            self.stats.inc_value("focus/journal/settled_stuck")
+        return False
 
     def _pop(self, ready: Any) -> Entry | None:
         """frontier.pop(), journaling a batch choice (Best-N-First) the pop made."""

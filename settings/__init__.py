@@ -152,6 +152,9 @@ FOCUS_JOURNAL_COMMIT_OPS = 1000  # commit the journal at least every this many o
 FOCUS_JOURNAL_COMMIT_SECONDS = 0.5  # ... or this often (pages commit when fetched and done)
 FOCUS_JOURNAL_SNAPSHOT_OPS = 50000  # rewrite the snapshot after this many operations: bounds
 #                                     the journal replayed on resume
+FOCUS_JOURNAL_MAX_OPEN = 0  # pages handed out and not yet done (0: CONCURRENT_REQUESTS): a
+#                            kill makes the crawl fetch at most these again, even when the
+#                            spider lags behind the downloads
 FOCUS_FEED_FSYNC = False  # fsync the JSON-lines output after each line: only power cuts need it
 # JSON-lines feeds written whole-line-per-write, torn tail cut and duplicates skipped on resume
 FEED_STORAGES = {"": "focuscrawl.feeds.SafeFileFeedStorage",

@@ -138,3 +138,16 @@ def test_crawl_delay_never_shortens_the_configured_delay(clock: Clock) -> None:
     p = policy(clock, delay=2.0)
     p.set_crawl_delay("a", 0.5)
     assert p.current_delay("a") == 2.0
+
+
+def test_a_request_that_left_late_pushes_the_next_start(clock: Clock) -> None:
+    p = policy(clock, delay=1.0)
+    p.start("a", reserved=False)
+    assert p.server("a").next_start == pytest.approx(101.0)
+    clock.t += 0.05  # the event loop got to the send 50 ms later
+    p.sent("a")
+    assert p.server("a").next_start == pytest.approx(101.05)
+    p.sent("a", now=100.01)  # never earlier than already counted
+    assert p.server("a").next_start == pytest.approx(101.05)
+    p.sent("never-started")
+    assert p.wait_time("never-started") == 0

@@ -252,3 +252,32 @@ async def test_throughput_stays_near_the_politeness_bound(proxy_to) -> None:
     floor = (per_host - 1) * DELAY
     assert elapsed >= floor - JITTER
     assert elapsed <= floor / 0.75 + 1.0, (elapsed, floor)
+
+
+@pytest_twisted.ensureDeferred
+async def test_timeouts_make_a_slow_server(proxy_to) -> None:
+    """A download timeout (2.19's DownloadTimeoutError) marks the server slow."""
+    timeout = 0.3
+    pages = {"hang.test": chain("hang.test", 3, [])}
+    config = {"hosts": {"hang.test": {"delay_ms": 900}}}
+    with ServerProcess(pages=pages, config=config) as srv:
+        proxy_to(srv)
+        settings = project_settings(
+            FOCUS_DELAY=0, FOCUS_CONCURRENCY_PER_SERVER=4, FOCUS_SLOW_SECONDS=5.0,
+            FOCUS_SLOW_FACTOR=1.0, DOWNLOAD_TIMEOUT=timeout, RETRY_TIMES=2,
+            FOCUS_ROBOTSTXT_OBEY=False)
+        result = await crawl(settings, keywords=TOPIC,
+                             seeds=",".join(srv.url("hang.test", p) for p in ("/", "/p1.html")))
+        rows = sorted(srv.read_log(), key=lambda r: r["time_epoch"])
+    stats = result.stats
+    assert stats["focus/politeness/slow_servers"] == 1
+    assert stats["focus/fetch/failed/DownloadTimeoutError"] == 2  # both seeds, after retries
+    assert stats["downloader/request_count"] == 2 * 3  # each seed tried three times
+    # the server logs a request when its (900 ms) answer ends: the last may not be logged yet
+    assert len(rows) >= 2 * 3 - 1
+    # The two seeds may start together (concurrency 4 until the first timeout).  After it: one
+    # at a time, each start the timeout (x factor 1.0) after the last one gave up.  (The server
+    # still works on an abandoned request for its 900 ms, so it can see two in flight: a client
+    # that gave up cannot tell.)
+    for gap in gaps(rows)[1:]:
+        assert gap >= 2 * timeout - JITTER

@@ -128,8 +128,9 @@ FOCUS_GC_FREEZE = True  # gc.freeze() the objects alive at spider open: full GC 
 #                         one reached the server less than a delay after
 
 DOWNLOADER_MIDDLEWARES |= {
-    # drops queued URLs of a directory rejected meanwhile, before robots.txt is even asked
-    "focuscrawl.middlewares.filters.DirectoryGateMiddleware": 60,
+    # trap rules for redirect targets, and queued URLs of a directory rejected meanwhile,
+    # before robots.txt is even asked
+    "focuscrawl.middlewares.filters.GateMiddleware": 60,
     # our robots.txt (Scrapy's RobotsTxtMiddleware at 100 stays off: ROBOTSTXT_OBEY = False)
     "focuscrawl.middlewares.robots.RobotsTxtMiddleware": 105,
     # after retries and decompression on the way back: final statuses, decoded bodies

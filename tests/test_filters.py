@@ -10,7 +10,7 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from focuscrawl import signals as focus_signals
-from focuscrawl.middlewares.filters import DirectoryGateMiddleware, LinkFilterMiddleware
+from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
 from focuscrawl.traps import DirectoryStats, ServerCap, UrlRules, is_near
 from focuscrawl.webserver import Page, ServerProcess
 
@@ -187,7 +187,7 @@ def test_irrelevant_directories_from_page_scores_and_the_gate() -> None:
         "FOCUS_IRRELEVANT_DIRS": True, "FOCUS_IRRELEVANT_DIR_PAGES": 3,
         "FOCUS_IRRELEVANT_DIR_SHARE": 0.75, "FOCUS_RELEVANT_SCORE": 0.2})
     mw = LinkFilterMiddleware.from_crawler(crawler)
-    gate = DirectoryGateMiddleware.from_crawler(crawler)
+    gate = GateMiddleware.from_crawler(crawler)
     queued = Request("http://a.test/junk/queued.html", meta={"focus_lease": 1})
     for i, score in enumerate([0.0, 0.1, 0.5, 0.05]):
         assert gate.process_request(queued) is None  # not rejected yet
@@ -209,9 +209,24 @@ def test_irrelevant_directories_from_page_scores_and_the_gate() -> None:
     assert crawler.stats.get_value("focus/not_fetched/irrelevant_dir") == 2
 
 
-def test_gate_is_off_without_the_option() -> None:
+def test_gate_is_off_without_filters_and_directories() -> None:
     with pytest.raises(NotConfigured):
-        DirectoryGateMiddleware.from_crawler(get_crawler())
+        GateMiddleware.from_crawler(get_crawler(settings_dict={"FOCUS_FILTERS_ENABLED": False}))
+    gate = GateMiddleware.from_crawler(get_crawler())  # filters on: redirect targets only
+    assert gate.dirs is None
+    assert gate.process_request(Request("http://a.test/x/x/x", meta={"focus_lease": 1})) is None
+
+
+def test_gate_applies_the_trap_rules_to_redirect_targets() -> None:
+    gate = GateMiddleware.from_crawler(get_crawler())
+    redirected = Request("http://a.test/shop;jsessionid=99",
+                         meta={"redirect_urls": ["http://a.test/shop"], "focus_lease": 2})
+    with pytest.raises(IgnoreRequest):
+        gate.process_request(redirected)
+    fine = Request("http://a.test/shop/", meta={"redirect_urls": ["http://a.test/shop"]})
+    assert gate.process_request(fine) is None
+    assert gate.stats.get_value("focus/filtered/session_id") == 1
+    assert gate.stats.get_value("focus/filtered/redirect_targets") == 1
 
 
 # -- end to end: irrelevant directories stop being fetched -------------------------------------

@@ -64,7 +64,11 @@ def site() -> dict[str, dict[str, Page]]:
         "mid.test": chain("mid.test", 10, ROOTS[3:5]),
         "slow.test": chain("slow.test", 4, ROOTS[:1]),
         "robots.test": chain("robots.test", 6, [ROOTS[0], ROOTS[5]]),
-        "trap.test": {"/": page(f"{TOPIC} traps", TRAP_LINKS + ROOTS[:2])},
+        "trap.test": {
+            "/": page(f"{TOPIC} traps", [*TRAP_LINKS, "/login", *ROOTS[:2]]),
+            # a server adding a session id by redirect: the target never reaches the server
+            "/login": Page.redirect("/login;jsessionid=ABC123"),
+        },
         "big.test": {
             "/": page(f"{TOPIC} big", ["/huge.html"]),
             "/huge.html": page(f"{TOPIC} huge", ["/after.html"], extra="x " * 80_000),
@@ -162,7 +166,7 @@ async def test_polite_crawl_of_a_multi_host_server(server, proxy_to) -> None:
         for path in pages:
             wanted = not path.startswith("/private/") and path != "/after.html" and UrlRules(
             ).reason(f"http://{host}{path}") is None
-            if host != "trap.test" or path == "/":
+            if host != "trap.test" or path in ("/", "/login"):
                 assert ((host, path) in fetched) == wanted, (host, path)
     refused = result.stats.get("focus/robots/disallowed", 0) + result.stats.get(
         "focus/filtered/robots", 0)
@@ -170,11 +174,12 @@ async def test_polite_crawl_of_a_multi_host_server(server, proxy_to) -> None:
 
     # no trap URL fetched: the calendar page, but none of its endless navigation
     trap_paths = {r["path"] for r in hosts["trap.test"]}
-    assert trap_paths == {"/robots.txt", "/", "/calendar/"}
+    assert trap_paths == {"/robots.txt", "/", "/calendar/", "/login"}
     for r in rows:
         assert UrlRules().reason(f"http://{r['host']}{r['path']}") is None, r["path"]
     for reason in ("cgi", "repeated_segment", "session_id", "calendar", "url_length"):
         assert result.stats[f"focus/filtered/{reason}"] >= 1, reason
+    assert result.stats["focus/filtered/redirect_targets"] == 1
 
     # the page over 100 KB: truncated, scored, exported; its tail link never seen
     huge = next(i for i in result.items if i["url"] == "http://big.test/huge.html")

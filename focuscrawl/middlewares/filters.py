@@ -13,8 +13,11 @@ default: ``nearness`` and ``irrelevant_dir``.  For those two, ``focus/not_fetche
 counts distinct URLs refused and never let through, and ``.._pct`` their share of all distinct
 outlinks seen: the slides' Nearness% and Rejected Directories%.
 
-A directory rejected while some of its URLs are already queued would still be fetched; the
-small downloader middleware :class:`DirectoryGateMiddleware` drops those when they are handed out
+Two kinds of request reach the scheduler without passing here: redirect targets (Scrapy's
+RedirectMiddleware schedules them itself; a server adding ``;jsessionid=`` by redirect is
+common) and URLs queued before their directory was rejected.  The small downloader middleware
+:class:`GateMiddleware` checks handed-out requests for both: a redirect target gets the same trap
+and junk rules (counted under the same reasons), and a URL of a rejected directory is dropped
 (``focus/filtered/irrelevant_dir_queued``).
 """
 
@@ -64,21 +67,30 @@ def directories_for(crawler: Crawler) -> DirectoryStats | None:
     return dirs
 
 
+def url_rules(crawler: Crawler) -> UrlRules | None:
+    """The trap and junk rules the settings ask for (None when FOCUS_FILTERS_ENABLED is off)."""
+    s = crawler.settings
+    if not s.getbool("FOCUS_FILTERS_ENABLED", True):
+        return None
+    return UrlRules(
+        schemes=s.getbool("FOCUS_FILTER_SCHEMES", True),
+        cgi=s.getbool("FOCUS_FILTER_CGI", True),
+        repeat=s.getint("FOCUS_FILTER_REPEATED_SEGMENT", 3),
+        max_length=s.getint("FOCUS_MAX_URL_LENGTH", 256),
+        calendar=s.getbool("FOCUS_FILTER_CALENDAR", True),
+        session=s.getbool("FOCUS_FILTER_SESSION_ID", True),
+    )
+
+
 class LinkFilterMiddleware(BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         s = crawler.settings
-        if not s.getbool("FOCUS_FILTERS_ENABLED", True):
+        rules = url_rules(crawler)
+        if rules is None:
             raise NotConfigured
         self.stats = crawler.stats
-        self.rules = UrlRules(
-            schemes=s.getbool("FOCUS_FILTER_SCHEMES", True),
-            cgi=s.getbool("FOCUS_FILTER_CGI", True),
-            repeat=s.getint("FOCUS_FILTER_REPEATED_SEGMENT", 3),
-            max_length=s.getint("FOCUS_MAX_URL_LENGTH", 256),
-            calendar=s.getbool("FOCUS_FILTER_CALENDAR", True),
-            session=s.getbool("FOCUS_FILTER_SESSION_ID", True),
-        )
+        self.rules = rules
         self.cap = ServerCap(s.getint("FOCUS_MAX_PAGES_PER_SERVER", 0))
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         self.nearness = s.getbool("FOCUS_NEARNESS", False)
@@ -147,22 +159,29 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
             stats.set_value(f"focus/not_fetched/{reason}_pct", round(100.0 * never / seen, 2))
 
 
-class DirectoryGateMiddleware:
-    """Drops handed-out requests whose directory was rejected after they were queued."""
+class GateMiddleware:
+    """Last check of a handed-out request: redirect targets and rejected directories."""
 
     def __init__(self, crawler: Crawler) -> None:
-        dirs = directories_for(crawler)
-        if dirs is None:
+        self.rules = url_rules(crawler)
+        self.dirs = directories_for(crawler)
+        if self.rules is None and self.dirs is None:
             raise NotConfigured
-        self.dirs = dirs
         self.stats = crawler.stats
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> DirectoryGateMiddleware:
+    def from_crawler(cls, crawler: Crawler) -> GateMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Request) -> None:
-        if "focus_lease" in request.meta and self.dirs.is_rejected(request.url):
+        meta = request.meta
+        if self.rules is not None and meta.get("redirect_urls"):
+            reason = self.rules.reason(request.url)
+            if reason is not None:
+                self.stats.inc_value(f"focus/filtered/{reason}")
+                self.stats.inc_value("focus/filtered/redirect_targets")
+                raise IgnoreRequest(f"redirect to a filtered URL ({reason})")
+        if self.dirs is not None and "focus_lease" in meta and self.dirs.is_rejected(request.url):
             self.stats.inc_value("focus/filtered/irrelevant_dir_queued")
             self.dirs.dropped.add(hash(request.url))
             raise IgnoreRequest("irrelevant directory")

@@ -225,6 +225,9 @@ def test_gate_applies_the_trap_rules_to_redirect_targets() -> None:
         gate.process_request(redirected)
     fine = Request("http://a.test/shop/", meta={"redirect_urls": ["http://a.test/shop"]})
     assert gate.process_request(fine) is None
+    robots = Request("http://a.test/cgi-bin/robots", meta={
+        "redirect_urls": ["http://a.test/robots.txt"], "dont_obey_robotstxt": True})
+    assert gate.process_request(robots) is None
     assert gate.stats.get_value("focus/filtered/session_id") == 1
     assert gate.stats.get_value("focus/filtered/redirect_targets") == 1
 

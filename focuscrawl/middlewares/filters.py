@@ -175,6 +175,8 @@ class GateMiddleware:
 
     def process_request(self, request: Request) -> None:
         meta = request.meta
+        if meta.get("dont_obey_robotstxt"):  # robots.txt, wherever it redirects
+            return None
         if self.rules is not None and meta.get("redirect_urls"):
             reason = self.rules.reason(request.url)
             if reason is not None:

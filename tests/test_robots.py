@@ -26,6 +26,7 @@ from focuscrawl.middlewares.robots import (
     DISALLOW_ALL,
     PARSED,
     RobotsTxtMiddleware,
+    Rules,
     parse_robots,
     robots_key,
     robots_url,
@@ -264,6 +265,8 @@ def test_disallows_answers_from_the_cache_only() -> None:
     mw._rules["http://a.test:80"] = parse_robots(b"User-agent: *\nDisallow: /private/", UA, 1e12)
     assert mw.disallows(req.url, urlparse_cached(req))
     assert not mw.disallows("http://a.test/public", urlparse_cached(Request("http://a.test/public")))
+    mw._rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
+    assert not mw.disallows(req.url, urlparse_cached(req))
 
 
 # -- end to end, from the server's side ---------------------------------------------------------

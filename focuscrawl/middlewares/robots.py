@@ -153,9 +153,14 @@ class RobotsTxtMiddleware:
         return None
 
     def disallows(self, url: str, parts: ParseResult) -> bool:
-        """True if the cached rules of ``url``'s host refuse it (False while unknown)."""
+        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
+
+        A host whose robots.txt is unreachable refuses everything for a while, but its links
+        are not dropped for that: they wait in the frontier for the rules to come back.
+        """
         rules = self._rules.get(robots_key(parts))
-        return rules is not None and not rules.allows(url, self.user_agent)
+        return rules is not None and rules.kind == PARSED and not rules.allows(
+            url, self.user_agent)
 
     # -- loading, one fetch per host at a time -----------------------------------------------
     async def _load(self, key: str, url: str) -> Rules:

@@ -96,7 +96,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         self.nearness = s.getbool("FOCUS_NEARNESS", False)
         self.robots_prefilter = s.getbool("FOCUS_FILTER_ROBOTS", True)
         self.dirs = directories_for(crawler)
-        # distinct URLs, only for the slides' two measures (hashes: 8 bytes of key per URL)
+        # distinct URLs (their hashes), kept only for the slides' two measures
         self._distinct = self.nearness or self.dirs is not None
         self._seen: set[int] = set()
         self._passed: set[int] = set()

@@ -20,7 +20,11 @@ def canonical(url: str) -> str:
         raise ValueError(f"not an http(s) URL: {url[:200]!r}")
     if not parts.hostname:
         raise ValueError(f"URL has no host: {url[:200]!r}")
-    return canonicalize_url(url.strip(), keep_fragments=False)
+    result = canonicalize_url(url.strip(), keep_fragments=False)
+    name = urlsplit(result).hostname  # canonicalisation may drop or keep a broken host
+    if not name or any(c <= " " or c == "\x7f" for c in name):
+        raise ValueError(f"URL has no valid host: {url[:200]!r}")
+    return result
 
 
 def host(url: str) -> str:

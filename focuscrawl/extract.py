@@ -78,7 +78,10 @@ def extract(html: str, url: str) -> ExtractedPage:
     base = url
     base_el = root.find(".//base[@href]")
     if base_el is not None:
-        base = urljoin(url, base_el.get("href", "").strip())
+        try:
+            base = urljoin(url, base_el.get("href", "").strip())
+        except ValueError:  # e.g. an invalid IPv6 literal: links resolve against the page
+            base = url
     page.base = base
     title_el = root.find(".//title")
     if title_el is not None:

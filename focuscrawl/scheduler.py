@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
@@ -44,6 +45,9 @@ logger = logging.getLogger(__name__)
 _PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency"}
 STATE_FILE = "focus_state.sqlite"  # in JOBDIR: snapshot + journal (WAL mode)
 STATE_VERSION = 1
+# Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
+_DROPPED = (("max redirections", "max_redirections"),
+            ("during decompression", "decompressed_too_large"))
 
 
 def _never(host: str) -> bool:
@@ -243,11 +247,11 @@ class FocusScheduler:
         request.meta["focus_lease"] = self._lease_seq
         request.meta["focus_server"] = entry.host
         self._leases[self._lease_seq] = entry
+        if request.errback is None:
+            request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
         if self.store is not None:
             self.store.record("take", self._lease_seq, entry.url)
             self._open[self._lease_seq] = _Lease(entry)
-            if request.errback is None:
-                request.errback = self._fetch_failed  # a download error settles the lease
         policy.reserve(entry.host)
         self.stats.inc_value("focus/requests_handed_out")
         return request
@@ -533,11 +537,22 @@ class FocusScheduler:
             self.completion.finish(lease)
 
     def _fetch_failed(self, failure: Any) -> Any:
-        """Errback of handed-out requests (JOBDIR only): a download error ends its page."""
+        """Errback of handed-out requests: a page that failed or was dropped ends here.
+
+        Counts the drops Scrapy makes silently (``focus/fetch/dropped/<reason>``: a redirect
+        chain too long, a body inflating past DOWNLOAD_MAXSIZE) and, with JOBDIR, settles the
+        page's lease.  Returns the failure: Scrapy then logs it as without an errback.
+        """
+        exc = failure.value
+        if isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
+            text = str(exc)
+            for needle, reason in _DROPPED:
+                if needle in text:
+                    self.stats.inc_value(f"focus/fetch/dropped/{reason}")
         request = getattr(failure, "request", None)
-        if request is not None:
+        if request is not None and self.store is not None:
             self.completion.finish(request.meta.get("focus_lease"))
-        return failure  # Scrapy logs and counts it as without an errback
+        return failure
 
     def _item_settled(self, item: Any, response: Any = None, **kwargs: Any) -> None:
         self.completion.release(lease_of(response))

@@ -175,8 +175,12 @@ DOWNLOAD_HANDLERS = {"file": None, "s3": None, "ftp": None, "data": None}  # htt
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024  # a bigger body (or gzip bomb, inflated) is dropped: memory
 #                                      stays bounded; FOCUS_MAX_PAGE_BYTES truncates pages first
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024  # log pages announcing more than this
+FOCUS_DROP_BINARY = True  # drop a body declared HTML that is binary (images, archives behind
+#                           a wrong Content-Type) instead of scoring mojibake
 DOWNLOADER_MIDDLEWARES |= {
     # before robots.txt is fetched for such a host
     "focuscrawl.middlewares.safety.PrivateAddressMiddleware": 50,
+    # on the way back after decompression and truncation (fetch rules at 540)
+    "focuscrawl.middlewares.safety.BinaryBodyMiddleware": 535,
 }
 # == end of issue 8 section ===================================================================

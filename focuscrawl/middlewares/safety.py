@@ -1,4 +1,6 @@
-"""PrivateAddressMiddleware: a public page cannot steer the crawler into a private network.
+"""Safety middlewares: no private addresses through links, no binary bodies parsed as HTML.
+
+PrivateAddressMiddleware: a public page cannot steer the crawler into a private network.
 
 A crawler follows links written by strangers.  A link (or a redirect) to ``http://10.0.0.5/``,
 ``http://localhost:8080/admin`` or ``http://169.254.169.254/`` (a cloud's metadata service) would
@@ -22,6 +24,11 @@ such requests with IgnoreRequest, counted as ``focus/safety/blocked/<reason>``:
 ``FOCUS_BLOCK_PRIVATE = "auto"`` (the default) switches the guard on unless a seed URL is itself
 on a private network or a local name -- a crawl of an intranet, or the tests' loopback servers;
 ``True`` always, ``False`` never.  Order 50: before robots.txt is fetched for such a host.
+
+BinaryBodyMiddleware: a body declared HTML that is binary (an image, an archive, random bytes
+behind a wrong Content-Type) is dropped as ``focus/safety/binary_as_html`` instead of being
+scored as a page of mojibake.  The test is the WHATWG sniffing rule's "binary data bytes"
+(control characters no text uses) in the first KB, unless a BOM announces UTF-16/32.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from scrapy.utils.httpobj import urlparse_cached
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
 
@@ -187,3 +195,43 @@ class PrivateAddressMiddleware:
             self._reported.add(host)
             logger.info("Refused %s (%s): FOCUS_BLOCK_PRIVATE", request.url[:200], reason)
         raise IgnoreRequest(f"FOCUS_BLOCK_PRIVATE: {reason} address")
+
+
+# ------------------------------------------------------------------------ binary bodies
+_BINARY_BYTES = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf", b"\x00\x00\xfe\xff")
+SNIFF_BYTES = 1024
+BINARY_SHARE = 0.05  # random bytes have 27/256 = 10.5 %; text, even broken, next to none
+
+
+def looks_binary(body: bytes) -> bool:
+    """True for a body whose first KB is not text (WHATWG's binary data bytes, BOMs aside)."""
+    head = body[:SNIFF_BYTES]
+    if not head or head.startswith(_BOMS):
+        return False
+    binary = sum(1 for b in head if b in _BINARY_BYTES)
+    return binary >= max(1, BINARY_SHARE * len(head))
+
+
+class BinaryBodyMiddleware:
+    """Drop a response declared HTML whose body is binary (order 535: after truncation)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.stats = crawler.stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> BinaryBodyMiddleware:
+        if not crawler.settings.getbool("FOCUS_DROP_BINARY", True):
+            raise NotConfigured
+        return cls(crawler)
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        if request.meta.get("focus_robots") or not 200 <= response.status < 300:
+            return response
+        ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
+        if ctype not in (b"text/html", b"application/xhtml+xml", b""):
+            return response
+        if looks_binary(response.body):
+            self.stats.inc_value("focus/safety/binary_as_html")
+            raise IgnoreRequest("binary body served as text/html")
+        return response

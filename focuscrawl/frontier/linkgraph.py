@@ -131,7 +131,9 @@ class LinkGraph:
         """
         if not self._edges:
             return {}
-        keys = np.fromiter(self._edges, dtype=np.int64, count=len(self._edges))
+        # sorted: a set's iteration order depends on its history, and the float sums must
+        # not, or a graph restored from a snapshot would rank links (slightly) differently
+        keys = np.sort(np.fromiter(self._edges, dtype=np.int64, count=len(self._edges)))
         src = keys >> 32
         dst = keys & 0xFFFFFFFF
         n = len(self._urls)
@@ -151,7 +153,9 @@ class LinkGraph:
         return {
             "limit": self.limit,
             "urls": self._urls,
-            "edges": sorted(self._edges),
+            # each page's links in the order they were seen: a restored graph then walks
+            # them (distance propagation, promotions) in the same order as the original
+            "edges": [(s << 32) | d for s, out in enumerate(self._out) if out for d in out],
             "hot": sorted(self._hot),
         }
 

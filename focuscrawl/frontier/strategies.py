@@ -208,6 +208,7 @@ class Frontier:
             "scores": self.scores,
             "graph": self.graph.snapshot() if self.graph is not None else None,
             "stats": dict(self.stats),
+            "cursor": self.queues._cursor,  # round-robin: the queue read next
         }
 
     def restore(self, state: dict) -> None:
@@ -232,6 +233,7 @@ class Frontier:
                 self.queues.push(entry, self.key(entry))
                 if self.max_buffer:
                     heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+        self.queues._cursor = state.get("cursor", 0)
         self.after_restore(state)
 
     def after_restore(self, state: dict) -> None:

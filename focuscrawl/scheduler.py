@@ -524,7 +524,12 @@ class FocusScheduler:
             return
         store.record("done", lease)
         store.commit()
-        if store.ops_since_snapshot >= self._snapshot_ops:
+        frontier = self.frontier
+        assert frontier is not None
+        # a snapshot costs O(state): taken after at least as many operations, its cost per
+        # operation stays constant and a resume replays at most twice the state's size
+        if store.ops_since_snapshot >= max(self._snapshot_ops,
+                                           2 * (len(frontier) + len(frontier.done))):
             store.snapshot(self._state())
 
     def _settle(self, lease: int | None, source: int | None) -> None:

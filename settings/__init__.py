@@ -151,8 +151,8 @@ FOCUS_JOURNAL_SYNC = "NORMAL"  # SQLite synchronous: NORMAL survives kill -9 and
 #                                (no fsync per commit); FULL also survives a power cut, slower
 FOCUS_JOURNAL_COMMIT_OPS = 1000  # commit the journal at least every this many operations ...
 FOCUS_JOURNAL_COMMIT_SECONDS = 0.5  # ... or this often (pages commit when fetched and done)
-FOCUS_JOURNAL_SNAPSHOT_OPS = 50000  # rewrite the snapshot after this many operations: bounds
-#                                     the journal replayed on resume
+FOCUS_JOURNAL_SNAPSHOT_OPS = 50000  # rewrite the snapshot after this many operations (and
+#                                     twice the URLs known): bounds the replay on resume
 FOCUS_JOURNAL_MAX_OPEN = 0  # pages handed out and not yet done (0: CONCURRENT_REQUESTS): a
 #                            kill makes the crawl fetch at most these again, even when the
 #                            spider lags behind the downloads

@@ -44,10 +44,13 @@ def page_urls(pages: dict[str, dict[str, Page]]) -> set[str]:
     return {f"http://{h}{p}" for h, ps in pages.items() for p in ps}
 
 
-def crawl_command(out: Path, jobdir: Path, max_pages: int, **settings: Any) -> list[str]:
+def crawl_command(out: Path, jobdir: Path, max_pages: int, *, overwrite: bool = False,
+                  **settings: Any) -> list[str]:
+    """``scrapy crawl topic`` with JOBDIR and ``-o out`` (``-O`` with ``overwrite``)."""
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={TOPIC}",
            "-a", "seeds=http://a.test/p0.html", "-a", "strategy=breadth-first",
-           "-a", f"max_pages={max_pages}", "-o", str(out), "-s", f"JOBDIR={jobdir}"]
+           "-a", f"max_pages={max_pages}", "-O" if overwrite else "-o", str(out),
+           "-s", f"JOBDIR={jobdir}"]
     base = {"FOCUS_DELAY": 0, "LOG_LEVEL": "INFO", "TELNETCONSOLE_ENABLED": False}
     base.update(settings)
     for name, value in base.items():

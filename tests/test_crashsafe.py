@@ -184,18 +184,21 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
     ("breadth-first", {}),
     ("breadth-first", {"FOCUS_MAX_BUFFER": 40}),
     ("cho", {"FOCUS_REORDER": "backlinks"}),
+    ("cho", {"FOCUS_REORDER": "score"}),
     ("cho-distance", {}),
     ("best-first", {"FOCUS_MAX_BUFFER": 50}),
     ("best-n-first", {"FOCUS_BEST_N": 7}),
     ("best-n-first", {"FOCUS_BEST_N": 5, "FOCUS_ROUND_ROBIN": 3}),
     ("distiller", {"FOCUS_DISTILLER_EVERY": 7}),
+    ("distiller", {"FOCUS_DISTILLER_EVERY": 3, "FOCUS_MAX_BUFFER": 30}),
 ])
-def test_a_killed_scheduler_replays_to_the_live_state(tmp_path, strategy, settings):
-    rng = random.Random(f"{strategy}{settings}")
+@pytest.mark.parametrize("seed", range(3))
+def test_a_killed_scheduler_replays_to_the_live_state(tmp_path, strategy, settings, seed):
+    rng = random.Random(f"{strategy}{settings}{seed}")
     live_dir, dead_dir = tmp_path / "live", tmp_path / "dead"
     live = scheduler_for(live_dir, strategy, **settings)
     for round_ in range(3):  # kill, resume, kill again ...
-        drive(live, rng, 300)
+        drive(live, rng, rng.randrange(100, 400))
         assert live.store is not None
         live.store.commit()  # a kill keeps what was committed (tested above)
         if dead_dir.exists():

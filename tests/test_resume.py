@@ -63,7 +63,8 @@ def run(server, cmd: list[str], log: Path, stop_after: int | None = None,
 def test_clean_stop_resumes_the_same_crawl(server, tmp_path, strategy):
     def command(name: str) -> tuple[list[str], Path]:
         out = tmp_path / f"{name}.jsonl"
-        cmd = crawl_command(out, tmp_path / f"{name}-job", MAX_PAGES,
+        # -O: the same command resumes; a resumed crawl appends instead of overwriting
+        cmd = crawl_command(out, tmp_path / f"{name}-job", MAX_PAGES, overwrite=True,
                             FOCUS_STRICT_ORDER=True, CONCURRENT_REQUESTS=1)
         cmd[cmd.index("strategy=breadth-first")] = f"strategy={strategy}"
         return cmd + STRATEGIES[strategy], out

@@ -10,15 +10,20 @@ transient failure (5xx, 408, 429) never replaces an earlier non-transient answer
 got a 503 and then a 200 on retry replays as 200; one that only ever got 503 replays as 503.
 A download that failed without any response (``WARC-Focus-Error`` metadata, written by
 ``focuscrawl.warc``) counts only for a URL that has no recorded response at all.
+
+Scanning a large WARC takes a while (every record is decompressed), and a comparison replays the
+same WARC in many crawls: the index is kept next to it (``<warc>.focusidx.json``, JSON, written
+only for a complete file) and reused while the WARC's size and modification time are unchanged.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
@@ -32,6 +37,8 @@ SCORE_HEADER = "WARC-Focus-Score"
 HOT_HEADER = "WARC-Focus-Hot"
 ERROR_HEADER = "WARC-Focus-Error"  # a fetch that failed without a response: the exception class
 TRANSIENT = frozenset({408, 429})
+INDEX_SUFFIX = ".focusidx.json"  # the saved index, next to the WARC
+INDEX_VERSION = 1
 
 
 def is_transient(status: int) -> bool:
@@ -97,7 +104,7 @@ class WarcIndex:
     that carry a ``WARC-Focus-Score`` header, and the order in which responses were recorded.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, cache: bool = True) -> None:
         self.path = os.fspath(path)
         self.responses: dict[str, WarcResponse] = {}
         self.scores: dict[str, float] = {}
@@ -107,7 +114,49 @@ class WarcIndex:
         self.records = 0
         self.truncated = False
         self._fh: BinaryIO | None = None
-        self._scan()
+        if not (cache and self._load()):
+            self._scan()
+            if cache and not self.truncated:
+                self._save()
+
+    # -- the saved index ------------------------------------------------------------------------
+    def _key(self) -> list[int]:
+        st = os.stat(self.path)
+        return [INDEX_VERSION, st.st_size, st.st_mtime_ns]
+
+    def _load(self) -> bool:
+        try:
+            with open(self.path + INDEX_SUFFIX, encoding="utf-8") as f:
+                doc = json.load(f)
+            if doc.get("key") != self._key():
+                return False
+            self.responses = {
+                k: WarcResponse(**{**e, "headers": tuple((h, v) for h, v in e["headers"])})
+                for k, e in doc["responses"].items()
+            }
+            self.scores = doc["scores"]
+            self.hot = doc["hot"]
+            self.errors = {k: (e, u) for k, (e, u) in doc["errors"].items()}
+            self.order = doc["order"]
+            self.records = doc["records"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        return True
+
+    def _save(self) -> None:
+        doc = {"key": self._key(), "records": self.records, "order": self.order,
+               "scores": self.scores, "hot": self.hot, "errors": self.errors,
+               "responses": {k: asdict(e) for k, e in self.responses.items()}}
+        tmp = f"{self.path}{INDEX_SUFFIX}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            os.replace(tmp, self.path + INDEX_SUFFIX)
+        except OSError:  # a read-only folder: scan again next time
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
     def _scan(self) -> None:
         seq = 0

@@ -217,3 +217,44 @@ def test_docweb_topics_give_both_tasks() -> None:
     assert ex.targets == nb.targets == ["https://a/2"]
     assert ex.judge_scores == {"https://a/1": 0.9, "https://a/2": 0.5, "https://a/5": 0.4,
                                "https://a/3": 0.1}
+
+
+def _write_warc(path: Path, pages: dict[str, bytes], mode: str = "wb") -> None:
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    with open(path, mode) as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for url, body in pages.items():
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")],
+                                    protocol="HTTP/1.1")
+            writer.write_record(writer.create_warc_record(
+                url, "response", payload=BytesIO(body), length=len(body), http_headers=http))
+
+
+def test_warc_index_is_saved_and_reused_until_the_warc_changes(tmp_path, monkeypatch) -> None:
+    """Replayed comparisons open the same WARC in every crawl: its index is scanned once."""
+    from focuscrawl.evaluation.warcindex import INDEX_SUFFIX, WarcIndex
+
+    warc = tmp_path / "r.warc.gz"
+    _write_warc(warc, {"http://a.test/": b"<p>one</p>", "http://a.test/2": b"<p>two</p>"})
+    first = WarcIndex(warc)
+    assert Path(f"{warc}{INDEX_SUFFIX}").exists()
+
+    def no_scan(self) -> None:
+        raise AssertionError("scanned again")
+
+    with monkeypatch.context() as m:
+        m.setattr(WarcIndex, "_scan", no_scan)
+        again = WarcIndex(warc)
+        assert again.responses == first.responses and again.order == first.order
+        assert again.body(again.get("http://a.test/2")) == b"<p>two</p>"
+    _write_warc(warc, {"http://a.test/3": b"<p>three</p>"}, mode="ab")  # the WARC grew
+    grown = WarcIndex(warc)
+    assert len(grown) == 3 and grown.body(grown.get("http://a.test/3")) == b"<p>three</p>"
+    # a damaged tail is indexed up to it, but such an index is never saved
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(warc.read_bytes()[:-20])
+    assert WarcIndex(cut).truncated and not Path(f"{cut}{INDEX_SUFFIX}").exists()

@@ -82,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     c.add_argument("--out", required=True, help="directory for crawls, tables and plots")
     c.add_argument("--docweb", help="docweb's folder: its Site.canonical maps crawled URLs")
     c.add_argument("--no-plots", action="store_true")
+    c.add_argument("--fresh", action="store_true",
+                   help="crawl everything again instead of reusing crawls already in --out")
     c.add_argument("-s", dest="settings", action="append", default=[], metavar="NAME=VALUE")
 
     args = p.parse_args(argv)
@@ -99,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tasks = load_topics(args.topics, args.task)
     result = compare(repo, tasks, args.strategies, replay=args.replay, out_dir=Path(args.out),
                      seeds=args.seeds, max_pages=args.max_pages, parallel=args.jobs,
-                     settings=_settings(args.settings), plots=not args.no_plots)
+                     settings=_settings(args.settings), plots=not args.no_plots,
+                     fresh=args.fresh)
     print(report(result))
     for name, path in result.files.items():
         print(f"{name}: {path}")

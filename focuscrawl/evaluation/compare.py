@@ -876,13 +876,15 @@ def compare(
     parallel: int = 2,
     settings: Mapping[str, Any] | None = None,
     plots: bool = True,
+    fresh: bool = False,
     progress: Progress | None = _print,
 ) -> CompareResult:
     """Replay every strategy for every task, topic and seed over ``replay``; judge the crawls
     against ``repository``; write runs.csv, summary.csv, results.json and plots to ``out_dir``.
 
-    Crawls already in ``out_dir`` with the same command line are reused, so an interrupted
-    comparison resumes where it stopped.
+    Crawls already in ``out_dir`` with the same command line, seed URLs and WARC are reused,
+    so an interrupted comparison resumes where it stopped; ``fresh`` deletes them first (the
+    cache cannot know that the crawler's code changed).
     """
     specs = [StrategySpec.parse(s) for s in strategies]
     labels = [s.label for s in specs]
@@ -891,6 +893,8 @@ def compare(
     if not seeds:
         raise ValueError("give at least one random seed")
     out = Path(out_dir)
+    if fresh:
+        shutil.rmtree(out / "crawls", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
     jobs = plan_jobs(tasks, specs, replay=replay, out_dir=out, seeds=seeds,
                      max_pages=max_pages, settings=settings)

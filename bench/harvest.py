@@ -1,0 +1,208 @@
+"""Strategies compared on real pages: docweb's 6 topics, Pant's two tasks, replayed crawls.
+
+    .venv/bin/python bench/harvest.py [--max-pages 1000] [--seeds 0 1 2] [--jobs 2]
+
+1. **Repository** (once, cached in ``$FOCUS_BENCH_DATA`` or ``~/.cache/focuscrawl-bench``):
+   docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port and
+   crawled breadth-first through it as an http(s) proxy by the real topic spider, robots.txt
+   obeyed, 0.01 s between requests to a server, every response recorded into
+   ``docweb.warc.gz`` (``python -m focuscrawl.evaluation record``).  Seeds: every host's index
+   page and every topic's seed pages.
+2. **Judge**: docweb's corpus, cut down to the pages the WARC holds, with docweb's relevance
+   scores (SMART ltc over the description, Snowball stems) and its ``Site.canonical`` URL map.
+   Targets: the relevant robots-allowed pages other than the examples.
+3. **Crawls**: breadth-first, cho, cho-distance, best-first (N=1), best-n-first (N=256) and
+   distiller, for every topic, from the examples and from the neighbours, replayed from the
+   WARC through ``scrapy crawl topic`` (strict order, one request at a time), MAX_PAGES each;
+   best-n-first once per random seed (the others draw no random numbers).
+4. **Tables** of every metric (mean ± s.e. across topics) and whether the papers' findings
+   hold here, decided by the numbers below and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from focuscrawl.evaluation.compare import (  # noqa: E402
+    CompareResult,
+    compare,
+    load_repository,
+    load_topics,
+    record,
+    report,
+)
+
+STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first:n=256",
+              "distiller"]
+N1, N256 = "best-first", "best-n-first:n=256"
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("FOCUS_BENCH_DATA") or Path.home() / ".cache/focuscrawl-bench")
+
+
+def docweb_dir() -> Path:
+    return Path(os.environ.get("DOCWEB_DIR") or ROOT.parent / "shared" / "docweb")
+
+
+def docweb_data() -> Path:
+    return Path(os.environ.get("DOCWEB_DATA") or Path.home() / ".cache/docweb")
+
+
+def seed_urls(docweb: Path, topics_path: Path) -> list[str]:
+    """Every served host's index page, then every topic's seeds (so both tasks start inside)."""
+    import json
+
+    hosts = json.loads((docweb / "hosts.json").read_text("utf-8"))["hosts"]
+    urls = [f"https://{h}{v['index']}" for h, v in hosts.items() if v.get("index")]
+    for topics in load_topics(topics_path).values():
+        for t in topics:
+            urls += t.seeds
+    return list(dict.fromkeys(urls))
+
+
+def record_repository(warc: Path, *, delay: float, force: bool) -> None:
+    """Serve docweb on a free port and crawl it into ``warc`` through the proxy."""
+    if warc.exists() and not force:
+        print(f"repository: {warc} (cached; --force-record records it again)", file=sys.stderr)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="docweb-bench-"))
+    port_file = tmp / "port"
+    cmd = [sys.executable, str(docweb_dir() / "serve.py"), "--port", "0", "--port-file",
+           str(port_file), "--log", str(tmp / "access.log")]
+    with open(tmp / "server.txt", "wb") as err:
+        server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
+                                  stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists() or not port_file.read_text().strip():
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("docweb server did not start: "
+                                   + (tmp / "server.txt").read_text(errors="replace"))
+            time.sleep(0.1)
+        proxy = f"http://127.0.0.1:{port_file.read_text().strip()}"
+        seeds = seed_urls(docweb_data(), docweb_data() / "topics.json")
+        record(seeds, warc, proxy=proxy, delay=delay, force=True)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    log = tmp / "access.log"
+    if log.exists():
+        shutil.copy(log, f"{warc}.access.log")  # the server's view, for serve.py --analyze
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def verdict(p: dict) -> str:
+    """Holds when the mean difference is positive and more topics agree than disagree."""
+    mean, se = p["mean"], p["se"]
+    if math.isnan(mean):
+        return "no data"
+    if mean > 0 and p["wins"] > p["losses"]:
+        word = "holds"
+    elif mean < 0 and p["losses"] > p["wins"]:
+        word = "does NOT hold (reversed)"
+    else:
+        word = "mixed"
+    weak = "" if math.isnan(se) or abs(mean) > 2 * se else ", within 2 s.e."
+    return (f"{word}: Δ = {mean:+.2f} ± {se:.2f}, better on {p['wins']}/{p['n']} topics, "
+            f"worse on {p['losses']}{weak}")
+
+
+def findings(result: CompareResult) -> str:
+    """The seeds' claims, checked one by one with paired differences per topic."""
+    tasks = list(result.config["tasks"])
+    lines = ["== Do the papers' findings hold on docweb?"]
+    lines.append("Cho et al.: the distance-aware crawler finds hot pages sooner "
+                 "(metric: mean % of hot pages crawled over k = 1..K, and % at K/4)")
+    for task in tasks:
+        for other in ("cho", "breadth-first"):
+            for metric in ("hot_auc", "hot_pct_q"):
+                p = result.paired(task, metric, "cho-distance", other)
+                lines.append(f"  [{task}] cho-distance vs {other}, {metric}: {verdict(p)}")
+    lines.append("Pant et al.: N=256 covers more top pages than N=1 (static coverage, mean over "
+                 "n = 1..500, and at n = 100)")
+    for task in tasks:
+        for metric in ("static_lexical_auc", "static_linkage_auc", "static_lexical_100",
+                       "static_linkage_100"):
+            p = result.paired(task, metric, N256, N1)
+            lines.append(f"  [{task}] {N256} vs {N1}, {metric}: {verdict(p)}")
+    if "neighbors" in tasks:
+        lines.append("Pant et al.: breadth-first is worst from the neighbours (vs N=1 and "
+                     "N=256: static coverage and recall of the targets)")
+        for metric in ("static_lexical_auc", "static_linkage_auc", "recall"):
+            for other in (N1, N256):
+                p = result.paired("neighbors", metric, other, "breadth-first")
+                lines.append(f"  [neighbors] {other} vs breadth-first, {metric}: {verdict(p)}")
+            order = sorted(((result.value("neighbors", s, metric)[0], s)
+                            for s in result.config["strategies"]), reverse=True)
+            lines.append(f"    ranking by {metric} (all six): "
+                         + " > ".join(f"{s} {v:.2f}" for v, s in order))
+    return "\n".join(lines)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--max-pages", type=int, default=1000, help="MAX_PAGES per crawl")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
+                   help="random seeds (only best-n-first uses them)")
+    p.add_argument("--jobs", type=int, default=2, help="crawls at the same time")
+    p.add_argument("--strategies", nargs="+", default=STRATEGIES)
+    p.add_argument("--tasks", nargs="+", default=["examples", "neighbors"])
+    p.add_argument("--out", help="results directory (default: DATA/harvest-K<max_pages>)")
+    p.add_argument("--resume", action="store_true",
+                   help="reuse crawls already in --out (default: crawl everything again)")
+    p.add_argument("--record-delay", type=float, default=0.01)
+    p.add_argument("--force-record", action="store_true")
+    args = p.parse_args()
+
+    t0 = time.monotonic()
+    data = data_dir()
+    data.mkdir(parents=True, exist_ok=True)
+    warc = data / "docweb.warc.gz"
+    record_repository(warc, delay=args.record_delay, force=args.force_record)
+    t_record = time.monotonic() - t0
+
+    sys.path.insert(0, str(docweb_dir()))
+    import serve  # docweb's server module: Site.canonical maps crawled URLs to corpus URLs
+
+    site = serve.load_site(str(docweb_data() / "hosts.json"))
+    repo = load_repository(docweb_data() / "corpus.jsonl.gz", canonical=site.canonical,
+                           restrict_to=warc)
+    print(f"judge: docweb corpus cut to the {len(repo)} pages the WARC holds", file=sys.stderr)
+    tasks = load_topics(docweb_data() / "topics.json", args.tasks)
+    out = Path(args.out) if args.out else data / f"harvest-K{args.max_pages}"
+    t1 = time.monotonic()
+    result = compare(repo, tasks, args.strategies, replay=warc, out_dir=out, seeds=args.seeds,
+                     max_pages=args.max_pages, parallel=args.jobs, fresh=not args.resume)
+    t_compare = time.monotonic() - t1
+    print()
+    print(f"docweb repository: {warc} ({len(repo)} judged pages); MAX_PAGES = {args.max_pages}; "
+          f"seeds {args.seeds} (best-n-first only); {args.jobs} crawls at a time")
+    print(report(result))
+    print(findings(result))
+    print()
+    print(f"time: repository {t_record:.0f} s, {len(result.runs)} crawl x seed results in "
+          f"{t_compare / 60:.1f} min (crawl subprocesses {result.config['crawl_seconds']:.0f} s)")
+    for name, path in result.files.items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

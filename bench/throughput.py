@@ -1,0 +1,175 @@
+"""Pages per second: focuscrawl against a plain Scrapy spider, replaying the same repository.
+
+    .venv/bin/python bench/throughput.py [--pages 3000] [--rounds 2]
+
+Both crawl docweb's repository WARC (built by ``bench/harvest.py`` if missing) from every
+host's index page, with the same replay download handler, no politeness delay and no network,
+so what differs is the crawler:
+
+* **plain Scrapy** -- this file's ``PlainSpider`` run by ``scrapy runspider`` outside the
+  project: Scrapy's default settings, scheduler and dupefilter (16 requests at a time), no
+  scoring; it follows every ``<a href>`` of every HTML page.
+* **focuscrawl** -- ``scrapy crawl topic`` with the project's settings (FocusScheduler, best-first
+  frontier, scoring, link filters, robots.txt, politeness middleware) in its normal mode
+  (32 requests at a time), and in the evaluation mode the comparisons use (strict order, one
+  request at a time).
+
+Each run stops after ``--pages`` responses.  The rate is responses per second between the
+spider's opening and closing (measured by this file's ``StatsDump`` extension in both, so the
+WARC's indexing at start-up is outside it).  Runs alternate between the crawlers for
+``--rounds`` rounds; the table gives the median rate and focuscrawl's ratio to plain Scrapy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import scrapy
+from scrapy import signals
+from scrapy.http import TextResponse
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
+            "https": "focuscrawl.replay.ReplayDownloadHandler"}
+TOPIC = "unicode encoding utf-8"
+
+
+class StatsDump:
+    """Extension: responses and seconds from spider_opened to spider_closed, to a JSON file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.responses = 0
+        self.t0 = 0.0
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> StatsDump:
+        ext = cls(crawler.settings.get("BENCH_STATS_FILE"))
+        crawler.signals.connect(ext.opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.response, signal=signals.response_received)
+        crawler.signals.connect(ext.closed, signal=signals.spider_closed)
+        ext.crawler = crawler
+        return ext
+
+    def opened(self, spider: Any) -> None:
+        self.t0 = time.perf_counter()
+
+    def response(self, response: Any, request: Any, spider: Any) -> None:
+        self.responses += 1
+
+    def closed(self, spider: Any, reason: str) -> None:
+        seconds = time.perf_counter() - self.t0
+        stats = self.crawler.stats.get_stats()
+        with open(self.path, "w", encoding="utf-8") as f:
+            json.dump({"responses": self.responses, "seconds": seconds, "reason": reason,
+                       "items": stats.get("item_scraped_count", 0),
+                       "replay_hits": stats.get("replay/hit", 0),
+                       "replay_misses": stats.get("replay/miss", 0)}, f)
+
+
+class PlainSpider(scrapy.Spider):
+    """Follow every link, score nothing: Scrapy's defaults as the baseline."""
+
+    name = "plain"
+
+    def __init__(self, seeds: str = "", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.seed_file = seeds
+
+    async def start(self):
+        with open(self.seed_file, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield scrapy.Request(line.strip())
+
+    def parse(self, response):
+        if not isinstance(response, TextResponse):
+            return
+        for href in response.css("a::attr(href)").getall():
+            url = response.urljoin(href)
+            if url.startswith(("http://", "https://")):
+                yield scrapy.Request(url)
+
+
+def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path) -> dict[str, Any]:
+    stats_file = work / f"{kind}-{time.monotonic_ns()}.json"
+    common = {"FOCUS_REPLAY": str(warc), "DOWNLOAD_HANDLERS": json.dumps(HANDLERS),
+              "EXTENSIONS": json.dumps({"throughput.StatsDump": 1000}),
+              "BENCH_STATS_FILE": str(stats_file), "LOG_LEVEL": "WARNING",
+              "TELNETCONSOLE_ENABLED": "False", "REMOTE_CONTROL_ENABLED": "False"}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SCRAPY_SETTINGS_MODULE", "http_proxy", "https_proxy")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)])
+    if kind == "plain":
+        settings = {**common, "CLOSESPIDER_PAGECOUNT": str(pages)}
+        cmd = [sys.executable, "-m", "scrapy", "runspider", str(Path(__file__).resolve()),
+               "-a", f"seeds={seeds}"]
+    else:
+        env["SCRAPY_SETTINGS_MODULE"] = "settings"
+        settings = {**common, "FOCUS_DELAY": "0", "FEEDS": "{}"}
+        if kind == "focuscrawl-strict":
+            settings |= {"FOCUS_STRICT_ORDER": "True", "CONCURRENT_REQUESTS": "1"}
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={TOPIC}",
+               "-a", f"seeds={seeds}", "-a", "strategy=best-first", "-a", f"max_pages={pages}"]
+    for k, v in settings.items():
+        cmd += ["-s", f"{k}={v}"]
+    proc = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
+    if proc.returncode != 0 or not stats_file.exists():
+        raise RuntimeError(f"{kind} run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    out = json.loads(stats_file.read_text())
+    out["rate"] = out["responses"] / out["seconds"]
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--pages", type=int, default=3000, help="responses per run")
+    p.add_argument("--rounds", type=int, default=2)
+    args = p.parse_args()
+
+    from harvest import data_dir, docweb_data, record_repository
+
+    warc = data_dir() / "docweb.warc.gz"
+    record_repository(warc, delay=0.01, force=False)
+    hosts = json.loads((docweb_data() / "hosts.json").read_text("utf-8"))["hosts"]
+    kinds = ["plain", "focuscrawl", "focuscrawl-strict"]
+    results: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
+    with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
+        work = Path(tmp)
+        seeds = work / "seeds.txt"
+        seeds.write_text("\n".join(f"https://{h}{v['index']}" for h, v in hosts.items()
+                                   if v.get("index")) + "\n")
+        for r in range(args.rounds):
+            for kind in kinds:
+                res = run(kind, warc=warc, seeds=seeds, pages=args.pages, work=work)
+                results[kind].append(res)
+                print(f"round {r + 1} {kind:18s} {res['responses']:6d} responses in "
+                      f"{res['seconds']:6.1f} s = {res['rate']:6.1f} /s", file=sys.stderr)
+    plain = statistics.median(x["rate"] for x in results["plain"])
+    print(f"\nReplay throughput, docweb repository {warc}, {args.pages} responses per run, "
+          f"median of {args.rounds} rounds (cpu: {os.cpu_count()} cores)")
+    print(f"{'crawler':42s} {'responses':>9s} {'seconds':>8s} {'pages/s':>8s} {'ratio':>6s}")
+    labels = {"plain": "plain Scrapy (default scheduler, no scoring)",
+              "focuscrawl": "focuscrawl best-first (32 concurrent)",
+              "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
+    for kind in kinds:
+        rate = statistics.median(x["rate"] for x in results[kind])
+        resp = statistics.median(x["responses"] for x in results[kind])
+        secs = statistics.median(x["seconds"] for x in results[kind])
+        print(f"{labels[kind]:42s} {resp:9.0f} {secs:8.1f} {rate:8.1f} {rate / plain:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

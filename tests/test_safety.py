@@ -123,6 +123,8 @@ async def test_public_crawl_never_reaches_private_addresses(server, proxy_to):
     assert hosts == {"pub.test", "other.test"}  # nothing else even reached the proxy
     stats = result.stats
     assert stats["focus/safety/block_private"] == 1  # auto: the seed is public
+    running = {type(ext).__name__ for ext in result.crawler.extensions.middlewares}
+    assert "CoreStats" in running and not running & {"TelnetConsole", "RemoteControl"}
     blocked = {k.rsplit("/", 1)[1]: v for k, v in stats.items()
                if k.startswith("focus/safety/blocked/")}
     # 127.0.0.1 twice (a link and the redirect), [::1], 2130706433 -> 127.0.0.1

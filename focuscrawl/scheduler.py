@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # meta keys a plain outlink may carry and still be stored compactly
-_PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency"}
+_PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency",
+               "is_start_request"}
 STATE_FILE = "focus_state.sqlite"  # in JOBDIR: snapshot + journal (WAL mode)
 STATE_VERSION = 1
 # Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
@@ -325,20 +326,32 @@ class FocusScheduler:
 
     def _payload(self, request: Request, url: str) -> Any:
         """None for a plain outlink (rebuilt from the entry), else the request as a dict."""
+        headers = request.headers
         plain = (
             request.method == "GET"
             and not request.body
             and request.callback is None
             and request.errback is None
             and request.priority == 0
-            and not request.headers
+            and (not headers or (list(headers) == [b"Referer"]
+                                 and self._is_parent(headers[b"Referer"], request)))
             and not request.cookies
             and set(request.meta) <= _PLAIN_META
             and request.url == url
         )
         if plain:
             return None
+        self.stats.inc_value("focus/requests_stored_whole")
         return request.to_dict(spider=self.spider)
+
+    @staticmethod
+    def _is_parent(referer: bytes, request: Request) -> bool:
+        """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry."""
+        parent = (request.meta.get("focus") or {}).get("parent")
+        try:
+            return parent is not None and canonical(referer.decode("latin-1")) == parent
+        except ValueError:
+            return False
 
     def _request(self, entry: Entry) -> Request:
         if entry.payload is not None:
@@ -346,7 +359,9 @@ class FocusScheduler:
             # a copy: the stored payload must not change when a request is handed out
             request.meta["focus"] = dict(request.meta.get("focus") or {})
         else:
-            request = Request(entry.url, meta={"depth": entry.depth, "focus": {}})
+            headers = {"Referer": entry.parent} if entry.parent else None
+            request = Request(entry.url, headers=headers,
+                              meta={"depth": entry.depth, "focus": {}})
         focus = request.meta["focus"]
         focus.setdefault("anchor", entry.anchor)
         focus.setdefault("parent", entry.parent)

@@ -65,6 +65,9 @@ async def test_items_fields_redirects_and_order(server, proxy_to):
     }  # the PDF is fetched but not parsed; the fragment link is the same page
     assert result.stats["focus/skipped/not_html"] == 1
     assert result.stats["focus/links/not_http"] >= 1  # mailto:
+    # outlinks are kept as compact records (Referer included); only the redirect, which
+    # carries Scrapy's redirect bookkeeping in meta, is stored as a whole request
+    assert result.stats["focus/requests_stored_whole"] == 1
 
     page = by_url["http://a.test/regex.html"]
     assert page["status"] == 200

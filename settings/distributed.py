@@ -30,6 +30,8 @@ FOCUS_REDIS_POLL = 0.1  # seconds between a worker's checks for work other worke
 FOCUS_REDIS_BLOOM_CAPACITY = 0  # >0: the seen-set is a Bloom filter sized for this many URLs
 #                                 (bounded memory; a false positive skips an unseen URL)
 FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate
+FOCUS_REDIS_START_LOG = 0  # >0: keep each server's last this many request starts in Redis
+#                            (starts:<host>: time, worker): an audit of cluster-wide politeness
 
 # each worker writes its own feed file
 FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s-%(worker)s.jsonl"

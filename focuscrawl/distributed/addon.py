@@ -31,6 +31,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REDIS_POLL": 0.1,
     "FOCUS_REDIS_BLOOM_CAPACITY": 0,
     "FOCUS_REDIS_BLOOM_ERROR": 0.001,
+    "FOCUS_REDIS_START_LOG": 0,
     "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
 }
 

@@ -134,6 +134,7 @@ class RedisFrontier:
             "slow_ms": _ms(options.get("slow_seconds", 5.0)),
             "slow_factor": repr(float(options.get("slow_factor", 2.0))),
             "max_delay_ms": _ms(options.get("max_delay", 30.0)),
+            "start_log": str(int(options.get("start_log") or 0)),
         }
         if mine["reorder"] not in ("none", "backlinks", "score"):
             raise ValueError(f"reorder must be none, backlinks or score, not {mine['reorder']!r}")

@@ -53,6 +53,15 @@ class RedisHosts:
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._delay(args=[self.prefix, host, round(seconds * 1000)])
 
+    def starts(self, host: str) -> list[tuple[float, str, str]]:
+        """With FOCUS_REDIS_START_LOG: the server's last request starts, cluster-wide, as
+        (Redis time in seconds, worker, slot token), oldest first."""
+        out = []
+        for item in self.client.lrange(self.prefix + "starts:" + host, 0, -1):
+            ms, worker, token = item.decode().split(" ", 2)
+            out.append((int(ms) / 1000.0, worker, token))
+        return out
+
     def server(self, host: str) -> dict[str, str]:
         """The server's cluster state (next start, delays, slow flag, counts), for tests/stats."""
         raw = self.client.hgetall(self.prefix + "h:" + host)

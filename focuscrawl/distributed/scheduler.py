@@ -92,6 +92,7 @@ class RedisFocusScheduler(FocusScheduler):
             max_delay=s.getfloat("FOCUS_MAX_DELAY", 30.0),
             bloom_capacity=s.getint("FOCUS_REDIS_BLOOM_CAPACITY", 0),
             bloom_error=s.getfloat("FOCUS_REDIS_BLOOM_ERROR", 0.001),
+            start_log=s.getint("FOCUS_REDIS_START_LOG", 0),
         )
         if s.getbool("FOCUS_STRICT_ORDER"):
             logger.warning("FOCUS_STRICT_ORDER is ignored in distributed mode")
@@ -99,9 +100,13 @@ class RedisFocusScheduler(FocusScheduler):
             differ = self.frontier.configure(options)
         except ValueError as e:
             self.error = str(e)
-            logger.error("focuscrawl distributed: %s", e)
+        except RedisError as e:
+            self.error = f"cannot use Redis at REDIS_URL ({e})"
+        if self.error is not None:
+            logger.error("focuscrawl distributed: %s", self.error)
+            self.stats.set_value("focus/cluster/error", self.error)
             return
-        for name, (value) in differ.items():
+        for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)
         self.max_pages = self.frontier.max_pages
         self.frontier.heartbeat(self.ttl)
@@ -217,7 +222,8 @@ class RedisFocusScheduler(FocusScheduler):
 
     def _spider_idle(self) -> None:
         if self.error is not None:
-            raise CloseSpider("redis_settings_differ")
+            raise CloseSpider("redis_unavailable" if self.error.startswith("cannot use Redis")
+                              else "redis_settings_differ")
         self._sweep(idle=True)
         self.frontier.reap()
         st = self.frontier.status()

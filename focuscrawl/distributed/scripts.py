@@ -28,12 +28,15 @@ Key layout under the prefix ``P`` (see ``docs/distributed.md``):
 ``g:hot`` SET, ``g:dist`` HASH  hot pages; distance from a hot page (only if < limit)
 ``l:<lease>``            HASH   a handed-out URL: its record + u(rl) w(orker) st(ate: r
                                 reserved, f fetched) cnt (counted as a page)
-``wl:<worker>``          SET    a worker's leases; ``w:<worker>`` STRING alive key (PX ttl);
+``wl:<worker>``          SET    a worker's leases; ``w:<worker>`` STRING alive key (its TTL in ms,
+                                PX TTL; renewed by heartbeats and by every script the worker runs)
 ``workers``              ZSET   registered workers -> last heartbeat
 ``h:<host>``             HASH   next (ms), ls (last start), cd (Crawl-delay ms), slow, sd (slow
                                 delay ms), conc (1 once slow), started
 ``hs:<host>``            HASH   the server's slots: token -> worker|p (pending) or worker|a
                                 (active); a slot of a dead worker no longer counts
+``starts:<host>``        LIST   with FOCUS_REDIS_START_LOG: the last request starts, "ms worker
+                                token" (a politeness audit)
 """
 
 from __future__ import annotations
@@ -279,6 +282,15 @@ local function crawled(url, score_text, hot)
   end
 end
 
+-- workers: an alive key holds its own TTL; any script a worker runs renews it (never revives)
+local function touch(w)
+  local ttl = redis.call('GET', P .. 'w:' .. w)
+  if not ttl then return false end
+  local ms = tonumber(ttl)
+  if ms and ms >= 1 then redis.call('PEXPIRE', P .. 'w:' .. w, ms) end
+  return true
+end
+
 -- servers: slots (pending at hand-out, active once started) of live workers, delays
 local ALIVE = {}
 local function alive(w)
@@ -473,6 +485,7 @@ return 1
 POP = PRELUDE + r"""
 local wid = ARGV[2]
 local late = ARGV[3] == '1'
+if not touch(wid) then return nil end
 local function wait_for(host) return {'wait', math.max(1, hnum(host, 'next', 0) - now())} end
 if MAXPAGES > 0 and cnt('fetched') + cnt('reserved') >= MAXPAGES then return {'budget'} end
 if cnt('entries') == 0 then return nil end
@@ -567,6 +580,7 @@ return {lease, url, v[1], v[2], v[3], v[4] or '', v[5] or '', v[6] or ''}
 #: page (counted towards MAX_PAGES, returns its number) or, for a redirect or an error, frees
 #: its share of the budget (returns 0).  -1 for a lease this worker no longer holds.
 DOWNLOADED = PRELUDE + r"""
+touch(ARGV[2])
 local lk = P .. 'l:' .. ARGV[3]
 local v = redis.call('HMGET', lk, 'w', 'st')
 if (not v[1]) or v[1] ~= ARGV[2] or v[2] ~= 'r' then return -1 end
@@ -581,6 +595,7 @@ return 0
 
 #: ARGV: P, worker, lease...  The worker is done with these URLs (outlinks queued): drop them.
 SETTLE = PRELUDE + r"""
+touch(ARGV[2])
 local n = 0
 for i = 3, #ARGV do n = n + drop_lease(ARGV[i], ARGV[2]) end
 return n
@@ -600,7 +615,7 @@ return n
 #: ARGV: P, worker, ttl_ms.  Returns {had an alive key, 1 if (re-)registered just now}.
 HEARTBEAT = PRELUDE + r"""
 local existed = redis.call('EXISTS', P .. 'w:' .. ARGV[2])
-redis.call('SET', P .. 'w:' .. ARGV[2], '1', 'PX', ARGV[3])
+redis.call('SET', P .. 'w:' .. ARGV[2], ARGV[3], 'PX', ARGV[3])
 local new = redis.call('ZADD', P .. 'workers', now(), ARGV[2])
 return {existed, new}
 """
@@ -632,9 +647,12 @@ return 1
 
 #: ARGV: P, worker, host, token, crawl_delay_ms (what this worker's robots.txt said, or 0).
 #: Start a request on a server if it may start now, cluster-wide: returns 0 (started: the slot
-#: is active, the next start waits for the delay), -1 (no free slot) or ms to wait.
+#: is active, the next start waits for the delay), -1 (no free slot, or this worker was declared
+#: dead: its slots no longer count, so it must not start anything) or ms to wait.
 HOST_START = PRELUDE + r"""
 local wid, host, token = ARGV[2], ARGV[3], ARGV[4]
+-- fencing: a worker declared dead (its alive key expired) starts nothing until it re-registers
+if not touch(wid) then return -1 end
 local cd = tonumber(ARGV[5])
 if cd > hnum(host, 'cd', 0) then set_crawl_delay(host, cd) end
 local sk = P .. 'hs:' .. host
@@ -647,6 +665,11 @@ redis.call('HSET', sk, token, wid .. '|a')
 local hk = P .. 'h:' .. host
 redis.call('HSET', hk, 'next', now() + current_delay(host), 'ls', now())
 redis.call('HINCRBY', hk, 'started', 1)
+local keep = tonumber(CFG.start_log or '0')
+if keep > 0 then
+  redis.call('RPUSH', P .. 'starts:' .. host, now() .. ' ' .. wid .. ' ' .. token)
+  redis.call('LTRIM', P .. 'starts:' .. host, -keep, -1)
+end
 if not mine then redis.call('HINCRBY', hk, 'unleased', 1) end
 return 0
 """

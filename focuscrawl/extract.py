@@ -18,6 +18,9 @@ import lxml.html
 _INVISIBLE = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
 _SPACE_RE = re.compile(r"\s+")
 _REFRESH_RE = re.compile(r"^\s*\d*\s*[;,]?\s*url\s*=\s*['\"]?([^'\"]+)", re.IGNORECASE)
+# lxml refuses a str that starts with an XML declaration naming an encoding (XHTML pages, e.g.
+# PostgreSQL's DocBook manual): the text is decoded already, so the declaration is dropped.
+_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 MAX_LINKS = 5000  # a page with more links is a link farm; the rest are ignored
 
 
@@ -72,7 +75,7 @@ def extract(html: str, url: str) -> ExtractedPage:
     if not html or not html.strip():
         return page
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(_XML_DECL_RE.sub("", html, count=1))
     except (lxml.etree.ParserError, ValueError, TypeError):
         return page
     base = url

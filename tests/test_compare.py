@@ -201,8 +201,8 @@ def test_strategy_specs() -> None:
 
 def test_docweb_topics_give_both_tasks() -> None:
     doc = {
-        "urls": ["https://a/1", "https://a/2", "https://a/3", "https://a/4", "https://a/5"],
-        "robots": {"disallowed_pages": ["https://a/5"]},
+        "urls": ["https://a/1", "https://a/2", "https://a/3", "https://a/4", "https://a/x/5"],
+        "robots": {"rules": {"a": "User-agent: *\nDisallow: /x/\n"}, "disallowed_pages": 1},
         "topics": [{
             "id": "t", "keywords": "k w", "description": "d", "relevant": {"threshold": 0.15},
             "ranking": [[0, 0.9], [1, 0.5], [4, 0.4], [2, 0.1]],
@@ -215,7 +215,7 @@ def test_docweb_topics_give_both_tasks() -> None:
     assert ex.seeds == ["https://a/1"] and nb.seeds == ["https://a/4"]
     # relevant (>= 0.15), robots-allowed, not an example: the same targets in both tasks
     assert ex.targets == nb.targets == ["https://a/2"]
-    assert ex.judge_scores == {"https://a/1": 0.9, "https://a/2": 0.5, "https://a/5": 0.4,
+    assert ex.judge_scores == {"https://a/1": 0.9, "https://a/2": 0.5, "https://a/x/5": 0.4,
                                "https://a/3": 0.1}
 
 
@@ -258,3 +258,17 @@ def test_warc_index_is_saved_and_reused_until_the_warc_changes(tmp_path, monkeyp
     cut = tmp_path / "cut.warc.gz"
     cut.write_bytes(warc.read_bytes()[:-20])
     assert WarcIndex(cut).truncated and not Path(f"{cut}{INDEX_SUFFIX}").exists()
+
+
+def test_xhtml_page_with_xml_declaration_keeps_its_links() -> None:
+    """The recording crawl must see XHTML pages (PostgreSQL's manual on docweb): lxml refuses a
+    decoded string that starts with an XML declaration naming an encoding."""
+    from focuscrawl.extract import extract
+
+    html = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<!DOCTYPE html PUBLIC '
+            '"-//W3C//DTD XHTML 1.0 Transitional//EN" "x.dtd"><html xmlns="http://www.w3.org/'
+            '1999/xhtml"><head><title>Docs</title></head><body><p>MVCC and locking</p>'
+            '<a href="preface.html">Preface</a></body></html>')
+    page = extract(html, "https://www.postgresql.org/docs/15/index.html")
+    assert page.title == "Docs" and page.text == "MVCC and locking Preface"
+    assert [link.url for link in page.links] == ["https://www.postgresql.org/docs/15/preface.html"]

@@ -36,12 +36,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.robotparser
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -166,9 +168,24 @@ def load_topics(path: str | os.PathLike[str], tasks: Sequence[str] | None = None
     return docweb_topics(doc, tasks or list(DOCWEB_TASKS))
 
 
+def robots_allowed(rules: Mapping[str, str]) -> Callable[[str], bool]:
+    """A ``url -> allowed`` test from ``{host: robots.txt text}`` (docweb's ``robots.rules``)."""
+    parsers = {}
+    for host, text in rules.items():
+        rp = urllib.robotparser.RobotFileParser()
+        rp.parse(text.splitlines())
+        parsers[host.lower()] = rp
+
+    def allowed(url: str) -> bool:
+        rp = parsers.get((urlsplit(url).hostname or "").lower())
+        return rp is None or rp.can_fetch("*", url)
+
+    return allowed
+
+
 def docweb_topics(doc: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, list[TopicSpec]]:
     urls = doc["urls"]
-    disallowed = set((doc.get("robots") or {}).get("disallowed_pages") or ())
+    allowed = robots_allowed((doc.get("robots") or {}).get("rules") or {})
     out: dict[str, list[TopicSpec]] = {}
     for task in tasks:
         if task not in DOCWEB_TASKS:
@@ -180,8 +197,8 @@ def docweb_topics(doc: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, lis
             examples = list(t["seeds"]["from_examples"])
             raw_seeds = t["seeds"][DOCWEB_TASKS[task]]
             seeds = [s["url"] if isinstance(s, dict) else s for s in raw_seeds]
-            excluded = set(examples) | disallowed
-            targets = [u for u, s in scores.items() if s >= threshold and u not in excluded]
+            targets = [u for u, s in scores.items()
+                       if s >= threshold and u not in examples and allowed(u)]
             specs.append(TopicSpec(
                 id=t["id"], keywords=t["keywords"], description=t["description"], seeds=seeds,
                 targets=targets, threshold=threshold, judge_scores=scores,
@@ -907,6 +924,7 @@ def compare(
     result = evaluate(repository, jobs, specs, seeds=seeds, max_pages=max_pages,
                       progress=progress)
     result.config["replay"] = os.path.abspath(os.fspath(replay))
+    result.config["crawls"] = len(jobs)
     result.config["crawl_seconds"] = round(sum(j.seconds for j in jobs if not j.cached), 1)
     write_outputs(result, out, plots=plots)
     return result

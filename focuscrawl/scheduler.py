@@ -200,19 +200,7 @@ class FocusScheduler:
             self.stats.inc_value("focus/rejected/bad_url")
             self._settle(lease, source)
             return False
-        focus = meta.get("focus") or {}
-        link = Link(
-            url,
-            host=server_key(url, self.server_by),
-            anchor=focus.get("anchor", ""),
-            parent=focus.get("parent"),
-            parent_score=float(focus.get("parent_score", 0.0)),
-            parent_hot=bool(focus.get("parent_hot", False)),
-            depth=int(meta.get("depth", focus.get("depth", 0))),
-            keyword=bool(focus.get("keyword", False)),
-            force=request.dont_filter,
-            payload=self._payload(request, url),
-        )
+        link = self._link(request, url)
         if self.store is not None:
             self.store.record("add", _link_tuple(link))
         queued = self.frontier.add(link)
@@ -323,6 +311,23 @@ class FocusScheduler:
         # spider arguments (already validated by the spider) win over settings
         options.update(getattr(spider, "focus_options", {}) or {})
         return options
+
+    def _link(self, request: Request, url: str) -> Link:
+        """The frontier's record of a request: what ``meta["focus"]`` says about its link."""
+        meta = request.meta
+        focus = meta.get("focus") or {}
+        return Link(
+            url,
+            host=server_key(url, self.server_by),
+            anchor=focus.get("anchor", ""),
+            parent=focus.get("parent"),
+            parent_score=float(focus.get("parent_score", 0.0)),
+            parent_hot=bool(focus.get("parent_hot", False)),
+            depth=int(meta.get("depth", focus.get("depth", 0))),
+            keyword=bool(focus.get("keyword", False)),
+            force=request.dont_filter,
+            payload=self._payload(request, url),
+        )
 
     def _payload(self, request: Request, url: str) -> Any:
         """None for a plain outlink (rebuilt from the entry), else the request as a dict."""

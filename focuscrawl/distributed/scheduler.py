@@ -33,8 +33,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
-from ..frontier import Link
-from ..scheduler import FocusScheduler, server_key
+from ..scheduler import FocusScheduler
 from ..urls import canonical
 from .connection import worker_for
 
@@ -157,19 +156,7 @@ class RedisFocusScheduler(FocusScheduler):
         except ValueError:
             self.stats.inc_value("focus/rejected/bad_url")
             return False
-        focus = meta.get("focus") or {}
-        link = Link(
-            url,
-            host=server_key(url, self.server_by),
-            anchor=focus.get("anchor", ""),
-            parent=focus.get("parent"),
-            parent_score=float(focus.get("parent_score", 0.0)),
-            parent_hot=bool(focus.get("parent_hot", False)),
-            depth=int(meta.get("depth", focus.get("depth", 0))),
-            keyword=bool(focus.get("keyword", False)),
-            force=request.dont_filter,
-            payload=self._payload(request, url),
-        )
+        link = self._link(request, url)
         queued = self.frontier.add(link)
         if not queued:
             self.stats.inc_value("focus/duplicates_or_dropped")

@@ -216,7 +216,10 @@ class FocusScheduler:
         if frontier is None or self._budget() <= 0:
             return None
         if self.strict and pages_in_spider(self.crawler):
-            return None  # the engine asks again once the page's outlinks are all queued
+            # Scrapy asks again when a download ends or a request is queued, not when the page
+            # leaves the spider: without this wake-up it waits for its 5 s heartbeat
+            self._wake_soon()
+            return None
         if self._at_open_limit():
             return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
@@ -290,6 +293,22 @@ class FocusScheduler:
             self._wake_at = due
             self._wake_call = reactor.callLater(due - now, nextcall.schedule)
         return True
+
+    def _wake_soon(self, delay: float = 0.01) -> None:
+        """Ask the engine for a request again in ``delay`` s, unless a wake-up comes sooner."""
+        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is None:
+            return
+        due = self.policy.clock() + delay
+        if self._wake_call is not None and self._wake_call.active():
+            if self._wake_at <= due:
+                return
+            self._wake_call.cancel()  # any next_request re-arms a later politeness wake-up
+        from twisted.internet import reactor
+
+        self._wake_at = due
+        self._wake_call = reactor.callLater(delay, nextcall.schedule)
 
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1

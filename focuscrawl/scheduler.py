@@ -276,39 +276,36 @@ class FocusScheduler:
     # -- helpers ----------------------------------------------------------------------------
     def _wake_when_due(self, now: float) -> bool:
         """Ask the engine for a request again when the next waiting server is due."""
-        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
-        nextcall = getattr(slot, "nextcall", None)
-        if nextcall is None:
-            return False
         waiting = [s.next_start for s in self.policy.servers.values()
                    if s.next_start > now and s.pending + s.active < s.concurrency]
-        if not waiting:
-            return True  # every server is busy: a finished download wakes the engine
-        due = min(waiting)
-        if self._wake_call is None or not self._wake_call.active() or due < self._wake_at:
-            if self._wake_call is not None and self._wake_call.active():
-                self._wake_call.cancel()
-            from twisted.internet import reactor
-
-            self._wake_at = due
-            self._wake_call = reactor.callLater(due - now, nextcall.schedule)
-        return True
+        if not waiting:  # every server is busy: a finished download wakes the engine
+            return self._engine_nextcall() is not None
+        return self._wake_at_time(min(waiting), now)
 
     def _wake_soon(self, delay: float = 0.01) -> None:
         """Ask the engine for a request again in ``delay`` s, unless a wake-up comes sooner."""
+        now = self.policy.clock()
+        self._wake_at_time(now + delay, now)
+
+    def _engine_nextcall(self) -> Any:
+        """The engine's "ask the scheduler again" trigger (private in Scrapy 2.19: guarded)."""
         slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
-        nextcall = getattr(slot, "nextcall", None)
+        return getattr(slot, "nextcall", None)
+
+    def _wake_at_time(self, due: float, now: float) -> bool:
+        """One pending wake-up, the earliest asked for; False if the engine cannot be woken."""
+        nextcall = self._engine_nextcall()
         if nextcall is None:
-            return
-        due = self.policy.clock() + delay
+            return False
         if self._wake_call is not None and self._wake_call.active():
             if self._wake_at <= due:
-                return
-            self._wake_call.cancel()  # any next_request re-arms a later politeness wake-up
+                return True
+            self._wake_call.cancel()
         from twisted.internet import reactor
 
         self._wake_at = due
-        self._wake_call = reactor.callLater(delay, nextcall.schedule)
+        self._wake_call = reactor.callLater(max(0.0, due - now), nextcall.schedule)
+        return True
 
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1

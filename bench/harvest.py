@@ -1,6 +1,6 @@
 """Strategies compared on real pages: docweb's 6 topics, Pant's two tasks, replayed crawls.
 
-    .venv/bin/python bench/harvest.py [--max-pages 500] [--seeds 0 1 2] [--jobs 2]
+    .venv/bin/python bench/harvest.py [--max-pages 1000] [--seeds 0 1 2] [--jobs 2]
 
 1. **Repository** (once, cached in ``$FOCUS_BENCH_DATA`` or ``~/.cache/focuscrawl-bench``):
    docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port and
@@ -160,10 +160,10 @@ def findings(result: CompareResult) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--max-pages", type=int, default=500,
-                   help="MAX_PAGES per crawl (default 500: 96 crawls in about 30-40 min on 2 "
-                        "cores; docweb pages carry ~340 links each, and every link costs the "
-                        "spider, its middlewares and the scheduler ~0.1-0.3 ms)")
+    p.add_argument("--max-pages", type=int, default=1000,
+                   help="MAX_PAGES per crawl (default 1000: 96 crawls in about 30 min on 2 "
+                        "cores; a docweb page carries ~200-340 links, each costing the spider, "
+                        "its middlewares and the scheduler ~0.1 ms)")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
                    help="random seeds (only best-n-first uses them)")
     p.add_argument("--jobs", type=int, default=2, help="crawls at the same time")

@@ -83,7 +83,7 @@ HANDLER = "focuscrawl.replay.ReplayDownloadHandler"
 
 
 def configure_replay(settings: Any) -> bool:
-    """With FOCUS_REPLAY set, answer http(s) from the WARC and drop politeness delays.
+    """With FOCUS_REPLAY set, answer http(s) from the WARC; no delays, no network guard.
 
     Called while settings are still mutable (the topic spider's ``update_settings``, the
     add-on); settings given on the command line keep their value.
@@ -93,7 +93,9 @@ def configure_replay(settings: Any) -> bool:
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
     handlers.update({"http": HANDLER, "https": HANDLER})
     settings.set("DOWNLOAD_HANDLERS", handlers, priority="spider")
-    settings.set("FOCUS_DELAY", 0, priority="spider")  # a WARC needs no politeness
+    settings.set("FOCUS_DELAY", 0, priority="spider")  # a WARC needs no politeness ...
+    # ... nor the private-address guard, whose DNS lookups of offline hosts would stall it
+    settings.set("FOCUS_BLOCK_PRIVATE", False, priority="spider")
     return True
 
 

@@ -33,8 +33,9 @@ from focuscrawl import signals as focus_signals
 from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
 from focuscrawl.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.items import PageItem
+from focuscrawl.jobdir import STATE_FILE
 from focuscrawl.middlewares.journal import FROM_KEY
-from focuscrawl.scheduler import STATE_FILE, FocusScheduler
+from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.webserver import ServerProcess
 
 from .jobdir_site import (

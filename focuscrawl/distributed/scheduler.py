@@ -205,7 +205,7 @@ class RedisFocusScheduler(FocusScheduler):
             # reaped meanwhile (this worker missed its heartbeats): another worker has the URL
             self.stats.inc_value("focus/cluster/lease_lost")
         if self._inprogress() is None:
-            self._settle([lease])
+            self._settle_leases([lease])
 
     def _spider_idle(self) -> None:
         if self.error is not None:
@@ -253,9 +253,9 @@ class RedisFocusScheduler(FocusScheduler):
                 self.stats.inc_value("focus/cluster/dropped_leases", len(dropped))
                 done += dropped
         if done:
-            self._settle(done)
+            self._settle_leases(done)
 
-    def _settle(self, leases: list[int]) -> None:
+    def _settle_leases(self, leases: list[int]) -> None:
         self.frontier.settle(leases)
         for lease in leases:
             self._requests.pop(lease, None)

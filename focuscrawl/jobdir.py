@@ -1,0 +1,258 @@
+"""Crash-safe persistence of FocusScheduler's state in JOBDIR (a mixin of the scheduler).
+
+Every change to the crawl state is journaled as an operation before it is applied: "add" (a
+link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed out, with its
+lease), "scored" (a page's score), "finished" (a response counted against MAX_PAGES, with its
+crawl order) and "done" (everything the page produced is queued and its item written; see
+focuscrawl.middlewares.journal).  Opening restores the last snapshot, replays the journal
+through the same frontier API (``Frontier.take`` for a hand-out, so the replay does not depend
+on timing), then puts back every URL handed out and not done, uncounted, keeping its crawl
+order for the refetch.
+
+Commits happen at "finished" (a crawl order is durable before an item carries it), at "done" (a
+page's outlinks and its "done" become durable together, after its item line was written), and
+otherwise every FOCUS_JOURNAL_COMMIT_OPS operations or FOCUS_JOURNAL_COMMIT_SECONDS.  A kill
+loses only what came after the last commit: a suffix of the history, so the crawl resumes from
+an earlier moment of itself, in which every page fetched since is not done and is fetched again
+-- at most the pages in flight at the kill.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from scrapy import signals as scrapy_signals
+
+from .frontier import Entry, Link
+from .frontier.stores import SQLiteStore, StoreError
+from .middlewares.journal import lease_of
+
+logger = logging.getLogger(__name__)
+
+STATE_FILE = "focus_state.sqlite"  # in JOBDIR: snapshot + journal (WAL mode)
+STATE_VERSION = 1
+
+
+def _never(host: str) -> bool:
+    return False
+
+
+class _Lease:
+    """A URL handed out and not yet done: what a resume must put back."""
+
+    __slots__ = ("entry", "counted", "order")
+
+    def __init__(self, entry: Entry, counted: bool = False, order: int | None = None) -> None:
+        self.entry = entry
+        self.counted = counted  # its response counted against MAX_PAGES
+        self.order = order  # the crawl order it was given
+
+
+def _entry_tuple(e: Entry) -> tuple:
+    return (e.url, e.host, e.seq, e.score, e.keyword, e.depth, e.parent, e.anchor, e.payload,
+            e.extra)
+
+
+def _entry_from(t: tuple) -> Entry:
+    url, host_, seq, score, keyword, depth, parent, anchor, payload, extra = t
+    entry = Entry(url, host_, seq, score=score, keyword=keyword, depth=depth, parent=parent,
+                  anchor=anchor, payload=payload)
+    entry.extra = extra
+    return entry
+
+
+def _link_tuple(link: Link) -> tuple:
+    return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
+            link.depth, link.keyword, link.force, link.payload)
+
+
+class JobdirMixin:
+    """The JOBDIR half of FocusScheduler; it uses the scheduler's attributes."""
+
+    def _state_path(self) -> str:
+        assert self.jobdir
+        return os.path.join(self.jobdir, STATE_FILE)
+
+    def _load(self) -> None:
+        """Open (or create) JOBDIR's state database and restore the crawl it holds."""
+        assert self.frontier is not None and self.jobdir
+        os.makedirs(self.jobdir, exist_ok=True)
+        s = self.settings
+        self.store = SQLiteStore(
+            self._state_path(),
+            synchronous=s.get("FOCUS_JOURNAL_SYNC", "NORMAL"),
+            commit_every=s.getint("FOCUS_JOURNAL_COMMIT_OPS", 1000),
+            commit_seconds=s.getfloat("FOCUS_JOURNAL_COMMIT_SECONDS", 0.5),
+        )
+        self._snapshot_ops = s.getint("FOCUS_JOURNAL_SNAPSHOT_OPS", 50000)
+        self._max_open = (s.getint("FOCUS_JOURNAL_MAX_OPEN", 0)
+                          or s.getint("CONCURRENT_REQUESTS", 16))
+        if not self.store.empty:
+            state, ops = self.store.load()
+            if state is not None:
+                self._restore(state)
+            for op in ops:
+                self._replay(op)
+            self.resumed = True
+            self.stats.set_value("focus/journal/replayed_ops", len(ops))
+            self._recover()
+        self.store.snapshot(self._state())  # the resumed state is the new base
+        self.completion.enabled = True
+        self.completion.on_done = self._page_done
+        self.crawler._focus_resumed = self.resumed  # type: ignore[attr-defined]
+        signals = self.crawler.signals
+        # connected after the feed exporter's item_scraped: the line is written before "done"
+        signals.connect(self._item_settled, signal=scrapy_signals.item_scraped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_dropped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_error)
+
+    def _save(self) -> None:
+        """A clean stop: put back what is not done and write a fresh snapshot."""
+        assert self.store is not None
+        self._recover()
+        self.store.snapshot(self._state())
+        for name, value in self.store.stats.items():
+            self.stats.set_value(f"focus/journal/{name}", value)
+
+    def _state(self) -> dict[str, Any]:
+        assert self.frontier is not None
+        return {
+            "version": STATE_VERSION,
+            "frontier": self.frontier.snapshot(),
+            "pages": self.pages,
+            "order": self._order,
+            "lease_seq": self._lease_seq,
+            "open": [(lease, _entry_tuple(held.entry), held.counted, held.order)
+                     for lease, held in sorted(self._open.items())],
+            "orders": dict(self._orders),
+        }
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        assert self.frontier is not None
+        if state.get("version") != STATE_VERSION:
+            raise StoreError(f"{self._state_path()} holds state version {state.get('version')}"
+                             f", this focuscrawl reads {STATE_VERSION}; use a new JOBDIR")
+        self.frontier.restore(state["frontier"])
+        self.pages = state["pages"]
+        self._order = state["order"]
+        self._lease_seq = state["lease_seq"]
+        self._open = {lease: _Lease(_entry_from(t), counted, order)
+                      for lease, t, counted, order in state["open"]}
+        self._orders = dict(state["orders"])
+
+    def _replay(self, op: tuple) -> None:
+        """Apply one journaled operation, exactly as it was applied live."""
+        frontier = self.frontier
+        assert frontier is not None
+        kind = op[0]
+        if kind == "add":
+            frontier.add(Link(*op[1]))
+        elif kind == "take":
+            _, lease, url = op
+            entry = frontier.take(url)
+            self._lease_seq = max(self._lease_seq, lease)
+            if entry is None:  # cannot happen with an intact journal; never fatal
+                logger.warning("journal: %s was handed out but is not queued", url)
+                self.stats.inc_value("focus/journal/inconsistent")
+                return
+            self._open[lease] = _Lease(entry)
+        elif kind == "batch":
+            frontier.pop(_never)  # an empty batch is chosen the same way
+        elif kind == "scored":
+            _, url, score, hot = op
+            frontier.crawled(url, score, hot)
+        elif kind == "finished":
+            _, lease, order = op
+            self.pages += 1
+            self._order = max(self._order, order)
+            held = self._open.get(lease)
+            if held is not None:
+                held.counted, held.order = True, order
+                self._orders.pop(held.entry.url, None)
+        elif kind == "done":
+            self._open.pop(op[1], None)
+        else:
+            raise StoreError(f"unknown journal operation {kind!r}")
+
+    def _recover(self) -> None:
+        """Put back every URL handed out and not done: fetched again, counted once."""
+        assert self.frontier is not None
+        for _, held in sorted(self._open.items()):
+            if held.counted:
+                self.pages -= 1
+                if held.order is not None:
+                    self._orders[held.entry.url] = held.order
+            self.frontier.requeue(held.entry)
+        if self._open:
+            self.stats.inc_value("focus/journal/requeued", len(self._open))
+        self._open.clear()
+        self._leases.clear()
+        self.completion.pending.clear()
+
+    def _count(self, lease: int) -> int:
+        """A response of ``lease`` counts as a page: its crawl order, journaled and committed."""
+        assert self.store is not None
+        held = self._open.get(lease)
+        order = self._orders.pop(held.entry.url, None) if held is not None else None
+        if order is None:
+            self._order += 1
+            order = self._order
+        if held is not None:
+            held.counted, held.order = True, order
+        self.store.record("finished", lease, order)
+        self.store.commit()
+        return order
+
+    def _page_done(self, lease: int) -> None:
+        """Everything ``lease``'s page produced is queued and written: never fetch it again."""
+        store = self.store
+        if store is None or self._open.pop(lease, None) is None:
+            return
+        store.record("done", lease)
+        store.commit()
+        frontier = self.frontier
+        assert frontier is not None
+        # a snapshot costs O(state): taken after at least as many operations, its cost per
+        # operation stays constant and a resume replays at most twice the state's size
+        if store.ops_since_snapshot >= max(self._snapshot_ops,
+                                           2 * (len(frontier) + len(frontier.done))):
+            store.snapshot(self._state())
+
+    def _settle(self, lease: int | None, source: int | None) -> None:
+        """A queued request pays what its origin owed: a page's outlink, or a redirect/retry."""
+        if self.store is None:
+            return
+        if source is not None:
+            self.completion.release(source)
+        elif lease is not None:
+            self.completion.finish(lease)
+
+    def _item_settled(self, item: Any, response: Any = None, **kwargs: Any) -> None:
+        self.completion.release(lease_of(response))
+
+    def _at_open_limit(self) -> bool:
+        """FOCUS_JOURNAL_MAX_OPEN pages handed out and not done: hand out no more for now.
+
+        What a kill makes the crawl fetch again is exactly the pages not done, so this bounds
+        it even when the spider lags behind the downloads.  A page can only stay not done
+        forever if its request vanished on the way (a request_scheduled handler dropped an
+        outlink); once nothing is downloading or in the spider, such pages are settled.
+        """
+        if self.store is None or len(self._open) < self._max_open:
+            return False
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:
+            return True
+        from .scheduler import pages_in_spider
+
+        downloading = getattr(getattr(engine, "downloader", None), "active", None)
+        if downloading or pages_in_spider(self.crawler):
+            return True
+        for lease in list(self._open):
+            self.completion.pending.pop(lease, None)
+            self._page_done(lease)
+            self.stats.inc_value("focus/journal/settled_stuck")
+        return False

@@ -16,8 +16,10 @@ so what differs is the crawler:
 
 Each run stops after ``--pages`` responses.  The rate is responses per second between the
 spider's opening and closing (measured by this file's ``StatsDump`` extension in both, so the
-WARC's indexing at start-up is outside it).  Runs alternate between the crawlers for
-``--rounds`` rounds; the table gives the median rate and focuscrawl's ratio to plain Scrapy.
+WARC's indexing at start-up is outside it); the table also gives the mean page size and the
+requests the spider produced per page, since the crawlers visit different pages.  Runs
+alternate between the crawlers for ``--rounds`` rounds; the table gives the median rate and
+focuscrawl's ratio to plain Scrapy.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class StatsDump:
     def __init__(self, path: str) -> None:
         self.path = path
         self.responses = 0
+        self.bytes = 0
+        self.requests = 0  # every request the spider produced (before any de-duplication)
         self.t0 = 0.0
 
     @classmethod
@@ -57,6 +61,7 @@ class StatsDump:
         ext = cls(crawler.settings.get("BENCH_STATS_FILE"))
         crawler.signals.connect(ext.opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.response, signal=signals.response_received)
+        crawler.signals.connect(ext.scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(ext.closed, signal=signals.spider_closed)
         ext.crawler = crawler
         return ext
@@ -66,12 +71,17 @@ class StatsDump:
 
     def response(self, response: Any, request: Any, spider: Any) -> None:
         self.responses += 1
+        self.bytes += len(response.body)
+
+    def scheduled(self, request: Any, spider: Any) -> None:
+        self.requests += 1
 
     def closed(self, spider: Any, reason: str) -> None:
         seconds = time.perf_counter() - self.t0
         stats = self.crawler.stats.get_stats()
         with open(self.path, "w", encoding="utf-8") as f:
             json.dump({"responses": self.responses, "seconds": seconds, "reason": reason,
+                       "bytes": self.bytes, "requests": self.requests,
                        "items": stats.get("item_scraped_count", 0),
                        "replay_hits": stats.get("replay/hit", 0),
                        "replay_misses": stats.get("replay/miss", 0)}, f)
@@ -162,7 +172,8 @@ def main() -> int:
     plain = statistics.median(x["rate"] for x in results["plain"])
     print(f"\nReplay throughput, docweb repository {warc}, {args.pages} responses per run, "
           f"median of {args.rounds} rounds (cpu: {os.cpu_count()} cores)")
-    print(f"{'crawler':46s} {'responses':>9s} {'seconds':>8s} {'pages/s':>8s} {'ratio':>6s}")
+    print(f"{'crawler':46s} {'responses':>9s} {'seconds':>8s} {'KB/page':>7s} "
+          f"{'links/page':>10s} {'pages/s':>8s} {'ratio':>6s}")
     labels = {"plain": "plain Scrapy (default scheduler, no scoring)",
               "focuscrawl": "focuscrawl best-first (32 concurrent)",
               "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
@@ -170,7 +181,13 @@ def main() -> int:
         rate = statistics.median(x["rate"] for x in results[kind])
         resp = statistics.median(x["responses"] for x in results[kind])
         secs = statistics.median(x["seconds"] for x in results[kind])
-        print(f"{labels[kind]:46s} {resp:9.0f} {secs:8.1f} {rate:8.1f} {rate / plain:6.2f}")
+        kb = statistics.median(x["bytes"] / 1024 / x["responses"] for x in results[kind])
+        links = statistics.median(x["requests"] / x["responses"] for x in results[kind])
+        print(f"{labels[kind]:46s} {resp:9.0f} {secs:8.1f} {kb:7.1f} {links:10.0f} {rate:8.1f} "
+              f"{rate / plain:6.2f}")
+    print("links/page: requests the spider produced per response (before de-duplication); the "
+          "crawlers fetch different pages in different orders, so KB/page and links/page tell "
+          "how comparable their work was.")
     return 0
 
 

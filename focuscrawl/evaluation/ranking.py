@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..relevance import count_phrase  # one phrase matcher for crawler and judge
 from .repository import TermIndex
-from .text import count_phrase, tokenize
+from .text import tokenize
 
 
 @dataclass(frozen=True)

@@ -75,22 +75,6 @@ def keyword_phrases(
     return out
 
 
-def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
-    """Occurrences of ``phrase`` as consecutive tokens of ``tokens``."""
-    n = len(phrase)
-    if n == 0:
-        return 0
-    if n == 1:
-        w = phrase[0]
-        return sum(1 for t in tokens if t == w)
-    first, want = phrase[0], list(phrase)
-    return sum(
-        1
-        for i in range(len(tokens) - n + 1)
-        if tokens[i] == first and list(tokens[i : i + n]) == want
-    )
-
-
 # -- HTML ---------------------------------------------------------------------------------------
 
 _DROP_TAGS = frozenset({"script", "style", "noscript", "template", "nav", "footer", "head"})

@@ -180,10 +180,7 @@ class FocusScheduler(JobdirMixin):
         if frontier is None or self._budget() <= 0:
             return None
         if self.strict and pages_in_spider(self.crawler):
-            # Scrapy asks again when a download ends or a request is queued, not when the page
-            # leaves the spider: without this wake-up it waits for its 5 s heartbeat
-            self._wake_soon()
-            return None
+            return None  # the engine asks again once the page has left the spider
         if self._at_open_limit():
             return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
@@ -245,11 +242,6 @@ class FocusScheduler(JobdirMixin):
         if not waiting:  # every server is busy: a finished download wakes the engine
             return self._engine_nextcall() is not None
         return self._wake_at_time(min(waiting), now)
-
-    def _wake_soon(self, delay: float = 0.01) -> None:
-        """Ask the engine for a request again in ``delay`` s, unless a wake-up comes sooner."""
-        now = self.policy.clock()
-        self._wake_at_time(now + delay, now)
 
     def _engine_nextcall(self) -> Any:
         """The engine's "ask the scheduler again" trigger (private in Scrapy 2.19: guarded)."""

@@ -1,21 +1,14 @@
 """Crawl order: strategies, link graph, per-server queues and politeness state (no Scrapy)."""
 
 from .hosts import HostPolicy
+from .learned import Learned
 from .linkgraph import LinkGraph
 from .queues import Entry, ServerQueues
-from .strategies import (
-    STRATEGIES,
-    BestFirst,
-    BestNFirst,
-    BreadthFirst,
-    Cho,
-    Distiller,
-    Frontier,
-    Link,
-    make_frontier,
-)
+from .registry import DEFAULT_STRATEGY, STRATEGIES, make_frontier
+from .strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier, Link
 
 __all__ = [
-    "STRATEGIES", "BestFirst", "BestNFirst", "BreadthFirst", "Cho", "Distiller", "Entry",
-    "Frontier", "HostPolicy", "Link", "LinkGraph", "ServerQueues", "make_frontier",
+    "DEFAULT_STRATEGY", "STRATEGIES", "BestFirst", "BestNFirst", "BreadthFirst", "Cho",
+    "Distiller", "Entry", "Frontier", "HostPolicy", "Learned", "Link", "LinkGraph",
+    "ServerQueues", "make_frontier",
 ]

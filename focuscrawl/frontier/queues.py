@@ -141,12 +141,22 @@ class ServerQueues:
                 del self._queues[bucket]
         return entry
 
-    def pop(self, ready: Callable[[str], bool] | None = None) -> Entry | None:
-        """The best queued entry whose server ``ready`` accepts (any server if ready is None)."""
+    def pop(
+        self,
+        ready: Callable[[str], bool] | None = None,
+        accept: Callable[[Entry, Entry], bool] | None = None,
+    ) -> Entry | None:
+        """The best queued entry whose server ``ready`` accepts (any server if ready is None).
+
+        ``accept(candidate, best)``: whether a ready server's best entry may be taken while a
+        better one (``best``, the best of all) waits on a server that is not ready; when it
+        refuses, nothing is handed out (worse candidates would be refused too).
+        """
         if self.round_robin:
             return self._pop_round_robin(ready)
         skipped: list[tuple] = []
         found: Entry | None = None
+        best: Entry | None = None
         servers = self._servers
         while servers:
             item = heapq.heappop(servers)
@@ -162,9 +172,14 @@ class ServerQueues:
                 heap.stamp += 1
                 heapq.heappush(servers, (top.key, heap.stamp, bucket))
                 continue
+            if best is None:
+                best = top
             if ready is not None and not ready(top.host):
                 skipped.append(item)
                 continue
+            if accept is not None and top is not best and not accept(top, best):
+                skipped.append(item)
+                break
             found = self._take(bucket, heap)
             break
         for item in skipped:
@@ -184,6 +199,37 @@ class ServerQueues:
             self._cursor = (bucket + 1) % n
             return self._take(bucket, heap)
         return None
+
+    def rebuild(self, entries: list[Entry], key: Callable[[Entry], Key]) -> None:
+        """Queue exactly ``entries``, each under a fresh ``key(entry)``: a re-rank in O(n).
+
+        Every entry queued before must be in ``entries``; heaps are rebuilt with heapify, not
+        by n pushes.
+        """
+        self._ticks += 1
+        tick = self._ticks
+        groups: dict[Any, list[tuple]] = {}
+        for entry in entries:
+            k = key(entry)
+            entry.key = k
+            entry.tick = tick
+            entry.queued = True
+            bucket = self._bucket(entry.host)
+            items = groups.get(bucket)
+            if items is None:
+                items = groups[bucket] = []
+            items.append((k, tick, entry.seq, entry))
+        self._queues = {}
+        self._servers = []
+        for bucket, items in groups.items():
+            heapq.heapify(items)
+            heap = self._queues[bucket] = _Heap()
+            heap.items = items
+            heap.stamp = 1
+            if not self.round_robin:
+                self._servers.append((items[0][0], 1, bucket))
+        heapq.heapify(self._servers)
+        self._len = len(entries)
 
     def entries(self) -> Iterator[Entry]:
         """Every queued entry (any order)."""

@@ -45,6 +45,8 @@ class Link:
     keyword: bool = False  # the anchor text or the URL contains a topic keyword (Cho)
     force: bool = False  # queue again even if seen (a retry)
     payload: Any = None  # opaque data the caller wants back with the entry
+    context: str = ""  # text around the link in its parent (the learned order's evidence)
+    chrome: bool = False  # the link sits in its parent's navigation, header, footer or sidebar
 
 
 class Frontier:
@@ -52,6 +54,7 @@ class Frontier:
 
     name: ClassVar[str] = "frontier"
     uses_graph: ClassVar[bool] = False
+    learns: ClassVar[bool] = False  # learns from page digests and link context (text)
 
     def __init__(
         self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,
@@ -66,6 +69,7 @@ class Frontier:
         self.scores: dict[str, float] = {}  # crawled page -> its score
         self.graph = LinkGraph(distance_limit) if self.uses_graph else None
         self.stats: Counter[str] = Counter()
+        self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
         self._seq = 0
         self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
 
@@ -100,8 +104,12 @@ class Frontier:
         self._bound(entry)
         return entry.url in self.entries
 
-    def crawled(self, url: str, score: float, hot: bool) -> None:
-        """Report a fetched page's score; the frontier learns from its own crawl only."""
+    def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
+        """Report a fetched page's score; the frontier learns from its own crawl only.
+
+        ``digest`` (a ``focuscrawl.learning.PageDigest``) is what a learning order needs of the
+        page's text; the seed orders ignore it.
+        """
         if url in self.scores:
             return
         self.scores[url] = score
@@ -110,12 +118,38 @@ class Frontier:
             self.stats["pages_hot"] += 1
         self.on_crawled(url, score, hot)
 
-    def pop(self, ready: Ready = None) -> Entry | None:
-        """The next URL to fetch among servers ``ready`` accepts, or None."""
-        entry = self.queues.pop(ready)
+    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
+        """The next URL to fetch among servers ``ready`` accepts, or None.
+
+        ``slack`` (0..1, for strategies that rank by a value): while the best URL waits on a
+        server that is not ready, another server's URL is taken only if its value is at least
+        ``(1 - slack)`` times the best one's; else None, and the crawl waits for that server.
+        """
+        entry = self.queues.pop(ready, self._acceptor(slack))
         if entry is not None:
             self._hand_out(entry)
         return entry
+
+    def value(self, entry: Entry) -> float | None:
+        """The number the order ranks a queued URL by (None: the order is not by value)."""
+        return None
+
+    def _acceptor(self, slack: float | None) -> Callable[[Entry, Entry], bool] | None:
+        if slack is None or slack >= 1.0:
+            return None
+        value = self.value
+        floor = 1.0 - max(0.0, slack)
+
+        def accept(candidate: Entry, best: Entry) -> bool:
+            v, b = value(candidate), value(best)
+            if v is None or b is None:
+                return True
+            if v >= floor * b:
+                return True
+            self.slack_waits += 1  # not in stats: a refusal is timing, not crawl state
+            return False
+
+        return accept
 
     def take(self, url: str) -> Entry | None:
         """Hand out ``url`` exactly as :meth:`pop` handed it out before (journal replay).
@@ -130,6 +164,13 @@ class Frontier:
         self.queues.take(entry)
         self._hand_out(entry)
         return entry
+
+    def flush(self) -> None:
+        """Bring deferred work up to date (the learned order scores new links in batches)."""
+
+    def failed(self, url: str, learn: bool = True) -> None:
+        """A URL handed out gave no page: a fetch error or a status >= 400 (``learn``), or a
+        redirect (its target comes back as a link of its own)."""
 
     def requeue(self, entry: Entry) -> None:
         """Put back an entry handed out but never fetched (a stop with requests in flight)."""
@@ -355,15 +396,18 @@ class BestNFirst(Frontier):
     def key(self, entry: Entry) -> Key:
         return (-entry.score, entry.seq)
 
+    def value(self, entry: Entry) -> float | None:
+        return entry.score if self.n == 1 else None  # a batch is drawn in random order
+
     def improve(self, entry: Entry, link: Link) -> bool:
         if entry.queued and link.parent_score > entry.score:
             self._rescore(entry, link.parent_score)
             return True
         return False
 
-    def pop(self, ready: Ready = None) -> Entry | None:
+    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
         if self.n == 1:
-            return super().pop(ready)
+            return super().pop(ready, slack)
         if not self.batch:
             self._fill_batch()
         for i, entry in enumerate(self.batch):
@@ -442,6 +486,9 @@ class Distiller(Frontier):
     def key(self, entry: Entry) -> Key:
         return (-self.priority(entry), entry.seq)
 
+    def value(self, entry: Entry) -> float | None:
+        return -entry.key[0] if entry.key else None
+
     def on_new(self, entry: Entry, link: Link) -> None:
         entry.extra = [link.parent] if link.parent else []
 
@@ -477,31 +524,3 @@ class Distiller(Frontier):
         self.hub = dict(hub) if hub is not None else self.graph.hubs()
         for entry in list(self.entries.values()):
             self._rekey(entry)  # restore() keyed them before the hub weights were back
-
-
-STRATEGIES: dict[str, Callable[..., Frontier]] = {
-    "breadth-first": BreadthFirst,
-    "cho": Cho,
-    "cho-distance": lambda **kw: Cho(distance=True, **kw),
-    "best-first": BestFirst,
-    "best-n-first": BestNFirst,
-    "distiller": Distiller,
-}
-
-
-def make_frontier(name: str, **options: Any) -> Frontier:
-    """Build a strategy by name, passing only the options it understands."""
-    try:
-        factory = STRATEGIES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}"
-        ) from None
-    allowed = {"max_buffer", "round_robin", "seed", "distance_limit"}
-    if name in ("cho", "cho-distance"):
-        allowed |= {"reorder"}
-    elif name == "best-n-first":
-        allowed |= {"n"}
-    elif name == "distiller":
-        allowed |= {"weight", "every"}
-    return factory(**{k: v for k, v in options.items() if k in allowed and v is not None})

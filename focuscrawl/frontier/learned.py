@@ -1,0 +1,476 @@
+"""``learned``: a crawl order that learns, from its own fetches, which links lead to the topic.
+
+No Scrapy import.  After the research line that followed the seed papers (Chakrabarti et al.'s
+apprentice, Rennie & McCallum's learned link value, ACHE's online link classifier, Pant et al.'s
+exploration): a link's priority is the probability that its target is relevant, predicted from
+the link's own evidence and what the crawl has learnt so far:
+
+* **features** (``focuscrawl.learning.features``): hashed words of the anchor text, the URL and
+  the text around the link; the parent's and grandparent's relevance; keyword matches in the
+  anchor, URL and context; same host; depth; and, recomputed at every re-rank, the relevance
+  seen so far on the link's host and directory and how many pages link to it;
+* **prior**: before any label the model is a hand-set logistic function of those features, with
+  the topic profile (the keywords) projected onto the anchor, URL and context words, so the first
+  pages are ordered like best-first plus Cho's keyword-in-anchor rule;
+* **labels**: each fetched page labels the link that led to it with its relevance: its keyword
+  cosine against ``relevant_score``, or its similarity to the grown topic profile, whichever is
+  higher; with ``discount`` > 0 a relevant page also raises the labels of its parent and
+  grandparent (a link to a hub that leads to the topic is worth following: Rennie & McCallum);
+* **training**: one AdaGrad step per fetched page on its label (and its ancestors' revised
+  ones); every ``every`` pages the topic profile is rebuilt (Rocchio over the relevant pages),
+  the recent examples are replayed once, and the whole frontier is re-scored in a few
+  vectorised numpy operations, then re-queued;
+* **exploration**: ``explore`` adds optimism to the logit of a link into a directory the crawl
+  knows little about (a UCB bonus of ``explore / sqrt(1 + pages fetched there)``).
+
+Links are scored in batches: a link found is queued at once but scored, with every link found
+since, when the next URL is chosen (one vectorised call per page instead of one per link).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+
+from ..learning import (
+    DENSE,
+    AreaStats,
+    FeatureStore,
+    LinkFeaturizer,
+    LinkModel,
+    PageDigest,
+    TopicProfile,
+    directory_of,
+    sigmoid,
+)
+from ..urls import host
+from .queues import Entry, Key
+from .strategies import Frontier, Link, Ready
+
+# prior weights of the dense columns: parent, grandparent, keyword in anchor / URL / context,
+# same host, in the parent's chrome, log(1 + depth), a seed; then the dynamic ones: host evidence,
+# directory evidence, log(in-links)
+DENSE_PRIOR = (3.0, 1.0, 2.0, 1.5, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.3)
+PRIOR_BIAS = -3.0
+# how strongly the topic profile's terms count in the anchor, URL and context words
+PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
+_SEED = DENSE.index("seed")
+HUB_LINKS = 5  # links naming the topic that make a page a full hub
+_MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
+
+
+class Learned(Frontier):
+    """Best-first over learned link values (see the module docstring)."""
+
+    name = "learned"
+    learns = True
+
+    def __init__(
+        self,
+        *,
+        keywords: Any = (),
+        relevant_score: float = 0.1,
+        learn_every: int = 25,
+        explore: float = 0.5,
+        discount: float = 0.5,
+        profile_score: float = 0.3,
+        keyword_scale: float = 0.02,
+        explore_split: float = 0.0,
+        hub_weight: float = 0.5,
+        bits: int = 18,
+        memory: int = 5000,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        if not keywords:
+            raise ValueError("the learned strategy needs the topic's keywords")
+        self.relevant_score = relevant_score
+        self.every = max(1, learn_every)
+        self.explore = explore
+        self.discount = discount
+        self.profile_score = profile_score
+        self.keyword_scale = keyword_scale
+        self.explore_split = explore_split
+        self.hub_weight = hub_weight
+        self._hub_links: dict[str, int] = {}  # page -> its links naming the topic, this page
+        self.memory = max(100, memory)
+        self.profile = TopicProfile(keywords)
+        self.featurizer = LinkFeaturizer(self.profile.topic.phrases, bits)
+        self.store = FeatureStore()
+        self.model = LinkModel(self.featurizer.dim, DENSE_PRIOR, bias=PRIOR_BIAS)
+        self.hosts = AreaStats()
+        self.dirs = AreaStats()
+        self.labels: dict[str, float] = {}  # fetched page -> its relevance label
+        self.parents: dict[str, str] = {}  # fetched page -> the page it was reached from
+        self._pending: list[tuple[Entry, int]] = []  # links found, not scored yet
+        self._fetching: dict[str, int] = {}  # URL handed out -> its example's slot
+        # training examples: slot, label, dynamic features at hand-out time
+        self._ex_slot: list[int] = []
+        self._ex_label: list[float] = []
+        self._ex_dyn: list[tuple[float, float, float]] = []
+        self._ex_of: dict[str, int] = {}  # fetched page -> its example number
+        self._ex_base = 0  # example number of _ex_slot[0]
+        self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
+        self._digest: PageDigest | None = None
+
+    # -- queueing ---------------------------------------------------------------------------
+    def key(self, entry: Entry) -> Key:
+        return (-entry.score, entry.seq)
+
+    def add(self, link: Link) -> bool:
+        self.observe(link)
+        if self.hub_weight and link.parent is not None and link.url not in self.done:
+            if link.keyword or self.featurizer.keyword_in(link.context):
+                self._hub_links[link.parent] = self._hub_links.get(link.parent, 0) + 1
+        entry = self.entries.get(link.url)
+        if entry is not None:
+            self.stats["duplicates"] += 1
+            return self.improve(entry, link)
+        if link.url in self.done and not link.force:
+            self.stats["duplicates"] += 1
+            return False
+        if not self.admit(link):
+            return False
+        entry = Entry(
+            link.url, link.host, self._next_seq(), score=0.0, keyword=link.keyword,
+            depth=link.depth, parent=link.parent, anchor=link.anchor, payload=link.payload,
+        )
+        entry.extra = self._featurize(link)
+        self.entries[link.url] = entry
+        self.stats["queued"] += 1
+        self._pending.append((entry, -1))
+        return True
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        """Another link to a queued URL: one more in-link; its evidence may be better."""
+        slot = entry.extra
+        if slot is None or not entry.queued and not self._is_pending(entry):
+            return False
+        self.store.inlinks[slot] += 1.0
+        if self._parent_relevance(link) <= float(self.store.dense(np.array([slot]))[0, 0]):
+            return False  # evidence from a parent no more relevant: the first link stands
+        self._pending.append((entry, self._featurize(link)))
+        return True
+
+    def _is_pending(self, entry: Entry) -> bool:
+        return not entry.queued and entry.url in self.entries
+
+    def _parent_relevance(self, link: Link) -> float:
+        if link.parent is None:
+            return 1.0  # a seed: the user's own choice
+        label = self.labels.get(link.parent)
+        if label is None:
+            label = min(1.0, link.parent_score / self.relevant_score)
+        return label
+
+    def _featurize(self, link: Link) -> int:
+        parent = link.parent
+        grandparent = self.parents.get(parent) if parent is not None else None
+        cols, vals, dense = self.featurizer.link(
+            link.url, link.host, anchor=link.anchor, context=link.context,
+            parent_host=self._host_of(parent), seed=parent is None, chrome=link.chrome,
+            parent=self._parent_relevance(link),
+            grandparent=self.labels.get(grandparent, 0.0) if grandparent else 0.0,
+            depth=link.depth,
+        )
+        return self.store.add(cols, vals, dense, self.hosts.id(link.host),
+                              self.dirs.id(directory_of(link.url)))
+
+    def _host_of(self, url: str | None) -> str | None:
+        return None if url is None else host(url)
+
+    def _credit_hubs(self) -> None:
+        """A page whose links name the topic is worth reaching even if it is not on the topic
+        (a table of contents, a site's index): its label rises to ``hub_weight`` times the
+        share of HUB_LINKS such links it has (the distiller's hubs, learnt as link value)."""
+        hubs, self._hub_links = self._hub_links, {}
+        batch = []
+        for url, n in hubs.items():
+            i = self._ex_of.get(url, -1) - self._ex_base
+            if not 0 <= i < len(self._ex_label):
+                continue
+            value = self.hub_weight * min(1.0, n / HUB_LINKS)
+            if value > self._ex_label[i]:
+                self._ex_label[i] = value
+                batch.append(i)
+        if batch:
+            self._train(batch)
+
+    def flush(self) -> None:
+        """Score every link found since the last call and queue it (or let it improve).
+
+        Called before every choice (pop, take), before learning from a page, and before a
+        re-rank.  It changes the state (scores, hub labels), so a crash-safe caller journals a
+        pop that returned nothing but flushed (``stats["flushes"]`` moved) and replays it.
+        """
+        if not self._pending and not self._hub_links:
+            return
+        self.stats["flushes"] += 1
+        if self._hub_links:
+            self._credit_hubs()
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = []
+        slots = np.array([entry.extra if new < 0 else new for entry, new in pending],
+                         dtype=np.int64)
+        values = self._values(slots).tolist()
+        for (entry, new), value in zip(pending, values, strict=True):
+            if new < 0:
+                if entry.url in self.entries and not entry.queued:
+                    entry.score = value
+                    self.queues.push(entry, self.key(entry))
+                    if self.max_buffer:
+                        heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+            elif entry.queued and value > entry.score:
+                self.store.free(entry.extra)
+                self.store.inlinks[new] = self.store.inlinks[entry.extra]
+                entry.extra = new
+                self._rescore(entry, value)
+                self.stats["improved"] += 1
+            else:
+                self.store.free(new)
+
+    def _dynamic(self, slots: np.ndarray) -> np.ndarray:
+        areas = self.store.areas(slots)
+        return np.column_stack([
+            self.hosts.evidence(areas[:, 0]),
+            self.dirs.evidence(areas[:, 1]),
+            np.log(np.maximum(self.store.inlinks[slots], 1.0)),
+        ])
+
+    def _logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
+        dense = np.hstack([self.store.dense(slots), dynamic])
+        hashed = self.store.dot(slots, self.model.w + self._extra)
+        return self.model.logits(hashed, dense)
+
+    def _values(self, slots: np.ndarray) -> np.ndarray:
+        """Priorities: P(relevant) with an exploration bonus on the logit; seeds first."""
+        z = self._logits(slots, self._dynamic(slots))
+        if self.explore:
+            areas = self.store.areas(slots)
+            z = z + self.explore * (self.explore_split * self.hosts.uncertainty(areas[:, 0])
+                                    + (1 - self.explore_split)
+                                    * self.dirs.uncertainty(areas[:, 1]))
+        values = sigmoid(z)
+        seeds = self.store.dense(slots)[:, _SEED] > 0.0
+        if seeds.any():
+            values[seeds] += 1.0  # the user's own start pages come before any link
+        return values
+
+    # -- handing out ------------------------------------------------------------------------
+    def value(self, entry: Entry) -> float | None:
+        return entry.score
+
+    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
+        self.flush()
+        return super().pop(ready, slack)
+
+    def take(self, url: str) -> Entry | None:
+        self.flush()
+        return super().take(url)
+
+    def requeue(self, entry: Entry) -> None:
+        self.flush()
+        self._fetching.pop(entry.url, None)
+        super().requeue(entry)
+
+    def _hand_out(self, entry: Entry) -> None:
+        super()._hand_out(entry)
+        slot = entry.extra
+        if slot is not None:
+            self._fetching[entry.url] = slot
+            if len(self._fetching) > _MAX_FETCHING:  # pages that never reported back
+                del self._fetching[next(iter(self._fetching))]
+        if entry.parent is not None:
+            self.parents[entry.url] = entry.parent
+
+    # -- learning ---------------------------------------------------------------------------
+    def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None = None
+                ) -> None:
+        self._digest = digest
+        super().crawled(url, score, hot)
+
+    def failed(self, url: str, learn: bool = True) -> None:
+        """A URL handed out gave no page: an error teaches a negative label for its link; a
+        redirect teaches nothing (its target is a link of its own)."""
+        if url in self.scores or url not in self._fetching:
+            return
+        if learn:
+            self.crawled(url, 0.0, False, None)
+        else:
+            del self._fetching[url]
+
+    def relevance(self, score: float, digest: PageDigest | None) -> float:
+        """A page's label in [0, 1]: its keyword match (SMART ltc over the crawl's IDF, see
+        ``TopicProfile.keyword_cosine``; the spider's plain cosine when there is no digest)
+        or its similarity to the grown profile, whichever is higher."""
+        if digest is None:
+            return min(1.0, score / self.relevant_score) if self.relevant_score else 0.0
+        by_keywords = min(1.0, self.profile.keyword_cosine(digest) / self.keyword_scale)
+        if self.profile_score <= 0 or self.profile.version == 0:
+            return by_keywords
+        by_profile = min(1.0, self.profile.similarity(digest) / self.profile_score)
+        return max(by_keywords, by_profile)
+
+    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+        self.flush()
+        digest, self._digest = self._digest, None
+        label = self.relevance(score, digest)
+        self.labels[url] = label
+        profile = self.profile
+        profile.observe(digest)
+        if digest is not None:
+            by_keywords = self.profile.keyword_cosine(digest) / self.keyword_scale
+            if by_keywords >= 1.0:
+                profile.feedback(digest, 1.0)
+        slot = self._fetching.pop(url, None)
+        if slot is not None:
+            self._learn(url, slot, label)
+        if self.stats["pages"] % self.every == 0:
+            self._retrain()
+        self._evict()
+
+    def _evict(self) -> None:
+        """MAX_BUFFER: drop the lowest-valued links (after a page, not per link: links are
+        scored in batches)."""
+        if not self.max_buffer:
+            return
+        worst = self._worst
+        while len(self.entries) > self.max_buffer and worst:
+            value, _, victim = heapq.heappop(worst)
+            if not victim.queued or victim.score != value:
+                continue
+            self.queues.discard(victim)
+            del self.entries[victim.url]
+            self.store.free(victim.extra)
+            self.stats["evicted"] += 1
+
+    def _learn(self, url: str, slot: int, label: float) -> None:
+        areas = self.store.areas(np.array([slot]))[0]
+        dyn = self._dynamic(np.array([slot]))[0]
+        self.hosts.add(int(areas[0]), label)
+        self.dirs.add(int(areas[1]), label)
+        self._ex_of[url] = self._ex_base + len(self._ex_slot)
+        self._ex_slot.append(slot)
+        self._ex_label.append(label)
+        self._ex_dyn.append((float(dyn[0]), float(dyn[1]), float(dyn[2])))
+        batch = [len(self._ex_slot) - 1]
+        if self.discount > 0 and label > 0:
+            # the pages that led here were worth fetching too (discounted)
+            reward = label
+            node = self.parents.get(url)
+            for _ in range(2):
+                reward *= self.discount
+                if node is None:
+                    break
+                i = self._ex_of.get(node, -1) - self._ex_base
+                if 0 <= i < len(self._ex_label) and self._ex_label[i] < reward:
+                    self._ex_label[i] = reward
+                    batch.append(i)
+                node = self.parents.get(node)
+        self._train(batch)
+        if len(self._ex_slot) > self.memory:
+            self._forget(len(self._ex_slot) - self.memory)
+
+    def _train(self, batch: list[int]) -> None:
+        index = np.array(batch, dtype=np.int64)
+        slots = np.array([self._ex_slot[i] for i in batch], dtype=np.int64)
+        cols, vals, rows = self.store.gather(slots)
+        dense = np.hstack([self.store.dense(slots),
+                           np.array([self._ex_dyn[i] for i in batch], dtype=np.float64)])
+        extra = np.bincount(rows, weights=self._extra[cols] * vals, minlength=len(batch))
+        labels = np.array([self._ex_label[i] for i in index], dtype=np.float64)
+        self.model.update(cols, vals, rows, dense, extra, labels)
+
+    def _forget(self, n: int) -> None:
+        for slot in self._ex_slot[:n]:
+            self.store.free(slot)
+        del self._ex_slot[:n], self._ex_label[:n], self._ex_dyn[:n]
+        self._ex_base += n
+
+    def _retrain(self) -> None:
+        """Every ``every`` pages: rebuild the profile, replay recent examples, re-rank."""
+        if self.profile.rebuild():
+            self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
+        recent = list(range(max(0, len(self._ex_slot) - 4 * self.every), len(self._ex_slot)))
+        for start in range(0, len(recent), 32):
+            self._train(recent[start:start + 32])
+        if self.store.garbage > max(4096, self.store.live):
+            self._compact()
+        self.rerank()
+        self.stats["retrains"] += 1
+
+    def rerank(self) -> None:
+        """Re-score every queued link with today's model (vectorised) and re-queue them all."""
+        self.flush()
+        live = [e for e in self.entries.values() if e.queued]
+        if not live:
+            return
+        slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+        values = self._values(slots).tolist()
+        for entry, value in zip(live, values, strict=True):
+            entry.score = value
+        self.queues.rebuild(live, self.key)
+        if self.max_buffer:
+            self._worst = [(e.score, -e.seq, e) for e in live]
+            heapq.heapify(self._worst)
+
+    def _compact(self) -> None:
+        mapping = self.store.compact()
+        for entry in self.entries.values():
+            if entry.extra is not None:
+                entry.extra = mapping[entry.extra]
+        self._ex_slot = [mapping[s] for s in self._ex_slot]
+        self._fetching = {u: mapping[s] for u, s in self._fetching.items()}
+        self.stats["compactions"] += 1
+
+    # -- persistence --------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        # links not scored yet stay pending (no flush here: a snapshot must not change the
+        # state, or a crawl with JOBDIR would order differently from one without)
+        state = super().snapshot()
+        state["learned"] = {
+            "store": self.store.snapshot(),
+            "model": self.model.snapshot(),
+            "profile": self.profile.snapshot(),
+            "hosts": self.hosts.snapshot(),
+            "dirs": self.dirs.snapshot(),
+            "labels": dict(self.labels),
+            "parents": dict(self.parents),
+            "fetching": dict(self._fetching),
+            "pending": [(e.url, slot) for e, slot in self._pending],
+            "hub_links": dict(self._hub_links),
+            "examples": (list(self._ex_slot), list(self._ex_label), list(self._ex_dyn),
+                         dict(self._ex_of), self._ex_base),
+        }
+        return state
+
+    def restore(self, state: dict) -> None:
+        self.store.restore(state["learned"]["store"])
+        super().restore(state)
+
+    def after_restore(self, state: dict) -> None:
+        learned = state["learned"]
+        self.model.restore(learned["model"])
+        self.profile.restore(learned["profile"])
+        self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
+        self.hosts.restore(learned["hosts"])
+        self.dirs.restore(learned["dirs"])
+        self.labels = dict(learned["labels"])
+        self.parents = dict(learned["parents"])
+        self._fetching = dict(learned["fetching"])
+        self._pending = [(self.entries[url], slot) for url, slot in learned["pending"]]
+        self._hub_links = dict(learned["hub_links"])
+        slots, labels, dyn, ex_of, base = learned["examples"]
+        self._ex_slot, self._ex_label, self._ex_dyn = list(slots), list(labels), list(dyn)
+        self._ex_of, self._ex_base = dict(ex_of), base
+        if self.max_buffer:
+            self._worst = [(e.score, -e.seq, e) for e in self.entries.values() if e.queued]
+            heapq.heapify(self._worst)
+
+    def describe(self) -> dict[str, int | float]:
+        return {"frontier": len(self), "learned_examples": len(self._ex_slot),
+                "profile_version": self.profile.version}

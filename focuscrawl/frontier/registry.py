@@ -1,0 +1,43 @@
+"""The crawl orders by name: the seed papers' strategies and the learned one.  No Scrapy import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .learned import Learned
+from .strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier
+
+STRATEGIES: dict[str, Callable[..., Frontier]] = {
+    "breadth-first": BreadthFirst,
+    "cho": Cho,
+    "cho-distance": lambda **kw: Cho(distance=True, **kw),
+    "best-first": BestFirst,
+    "best-n-first": BestNFirst,
+    "distiller": Distiller,
+    "learned": Learned,
+}
+DEFAULT_STRATEGY = "learned"
+# the options each strategy understands, beyond the common ones
+_COMMON = {"max_buffer", "round_robin", "seed", "distance_limit"}
+_OPTIONS = {
+    "cho": {"reorder"},
+    "cho-distance": {"reorder"},
+    "best-n-first": {"n"},
+    "distiller": {"weight", "every"},
+    "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
+                "keyword_scale", "explore_split", "hub_weight",
+                "bits", "memory"},
+}
+
+
+def make_frontier(name: str, **options: Any) -> Frontier:
+    """Build a strategy by name, passing only the options it understands."""
+    try:
+        factory = STRATEGIES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}"
+        ) from None
+    allowed = _COMMON | _OPTIONS.get(name, set())
+    return factory(**{k: v for k, v in options.items() if k in allowed and v is not None})

@@ -1,0 +1,316 @@
+"""A link's own evidence as features: hashed tokens of its anchor, URL and nearby text, plus a
+few dense facts (the parent's and grandparent's relevance, keyword matches, depth).
+
+No Scrapy import.  Features are computed once, when the link is found, from what the crawler
+has then; the raw text is not kept.  Tokens are hashed (a stable CRC-32, so a resumed crawl
+hashes as the first run did) into ``2**bits`` columns, one namespace per source, so "lock" in
+an anchor and "lock" in a URL are different evidence.  A row's values are ``1/sqrt(n)`` for the
+``n`` distinct tokens of a namespace: a linear weight over a row is then a cosine-like match.
+
+:class:`FeatureStore` keeps the rows of the links still queued (and of the pages whose label is
+still being learnt) in flat numpy arrays, so that the whole frontier is re-scored with a few
+vectorised operations, not a Python loop per link.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from ..relevance import normalize, tokenize
+
+NAMESPACES = ("a", "u", "c")  # anchor, URL, context: the text namespaces the profile projects onto
+# dense columns, in order
+DENSE = ("parent", "grandparent", "kw_anchor", "kw_url", "kw_context", "same_host", "chrome",
+         "depth", "seed")
+_URL_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# URL words that say nothing about a page's subject
+URL_STOP = frozenset(
+    "http https www html htm shtml php asp aspx jsp cgi index default org com net edu gov io en"
+    " doc docs".split()
+)
+_CACHE_LIMIT = 200_000
+
+
+def url_tokens(url: str) -> list[str]:
+    """Words of a URL's host and path (and query), lower-cased, plurals folded."""
+    parts = urlsplit(url)
+    text = f"{parts.hostname or ''} {parts.path} {parts.query}".lower()
+    return [normalize(w) for w in _URL_WORD.findall(text) if w not in URL_STOP and len(w) > 1]
+
+
+def directory_of(url: str) -> str:
+    """``host/a/b/`` for ``scheme://host/a/b/page.html``: the area a directory bandit counts."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    return f"{(parts.hostname or '').lower()}{path[: path.rfind('/') + 1] or '/'}"
+
+
+class LinkFeaturizer:
+    """Turns a link's text into hashed feature columns (cached per token)."""
+
+    def __init__(self, keyword_phrases: Sequence[tuple[str, ...]], bits: int = 18) -> None:
+        if not 10 <= bits <= 26:
+            raise ValueError("feature bits must be between 10 and 26")
+        self.bits = bits
+        self.dim = 1 << bits
+        self._mask = self.dim - 1
+        self.phrases = [p for p in keyword_phrases if p]
+        self._columns: dict[str, dict[str, int]] = {ns: {} for ns in (*NAMESPACES, "h", "d")}
+        self._context_cache: dict[str, list[str]] = {}
+
+    def column(self, namespace: str, token: str) -> int:
+        cache = self._columns[namespace]
+        col = cache.get(token)
+        if col is None:
+            if len(cache) > _CACHE_LIMIT:
+                cache.clear()
+            col = cache[token] = zlib.crc32(f"{namespace}\x00{token}".encode()) & self._mask
+        return col
+
+    def _keyword(self, tokens: Sequence[str]) -> float:
+        for phrase in self.phrases:
+            n = len(phrase)
+            if n == 1:
+                if phrase[0] in tokens:
+                    return 1.0
+            else:
+                first = phrase[0]
+                for i in range(len(tokens) - n + 1):
+                    if tokens[i] == first and tuple(tokens[i:i + n]) == phrase:
+                        return 1.0
+        return 0.0
+
+    def keyword_in(self, text: str) -> bool:
+        """A keyword (a phrase as a phrase) occurs in ``text`` (a link's context)."""
+        return bool(text) and self._keyword(self._context_tokens(text)) > 0
+
+    def _context_tokens(self, context: str) -> list[str]:
+        # a site's navigation repeats on every page: the same context string, tokenized once
+        tokens = self._context_cache.get(context)
+        if tokens is None:
+            if len(self._context_cache) > _CACHE_LIMIT // 4:
+                self._context_cache.clear()
+            tokens = self._context_cache[context] = tokenize(context)
+        return tokens
+
+    def link(
+        self,
+        url: str,
+        host: str,
+        *,
+        anchor: str = "",
+        context: str = "",
+        parent_host: str | None = None,
+        seed: bool = False,
+        chrome: bool = False,
+        parent: float = 0.0,
+        grandparent: float = 0.0,
+        depth: int = 0,
+    ) -> tuple[list[int], list[float], list[float]]:
+        """(columns, values, dense) of one link; ``parent``/``grandparent`` are relevances."""
+        anchor_tokens = tokenize(anchor) if anchor else []
+        url_words = url_tokens(url)
+        context_tokens = self._context_tokens(context) if context else []
+        cols: list[int] = []
+        vals: list[float] = []
+        column = self.column
+        for ns, tokens in (("a", anchor_tokens), ("u", url_words), ("c", context_tokens)):
+            distinct = set(tokens)
+            if ns == "c":
+                distinct.difference_update(anchor_tokens)
+            if not distinct:
+                continue
+            value = 1.0 / math.sqrt(len(distinct))
+            for token in distinct:
+                cols.append(column(ns, token))
+                vals.append(value)
+        cols.append(column("h", host))
+        vals.append(1.0)
+        cols.append(column("d", directory_of(url)))
+        vals.append(1.0)
+        dense = [
+            parent,
+            grandparent,
+            self._keyword(anchor_tokens),
+            self._keyword(url_words),
+            self._keyword(context_tokens),
+            1.0 if parent_host is not None and parent_host == host else 0.0,
+            1.0 if chrome else 0.0,
+            math.log1p(depth),
+            1.0 if seed else 0.0,
+        ]
+        return cols, vals, dense
+
+    def project(self, weights: dict[str, float], scales: dict[str, float]) -> np.ndarray:
+        """A term vector (the topic profile) as weights over the hashed text columns."""
+        out = np.zeros(self.dim, dtype=np.float64)
+        for ns, scale in scales.items():
+            if not scale:
+                continue
+            for term, w in weights.items():
+                out[self.column(ns, term)] += scale * w
+        return out
+
+
+class FeatureStore:
+    """Rows of hashed features (CSR-like) and dense facts, addressed by slot number.
+
+    Rows are appended; freed rows are reclaimed by :meth:`compact`, which renumbers the live
+    slots (the caller updates its references from the mapping it returns).
+    """
+
+    def __init__(self, dense_width: int = len(DENSE)) -> None:
+        self.width = dense_width
+        self._cols = np.zeros(1024, dtype=np.int32)
+        self._vals = np.zeros(1024, dtype=np.float32)
+        self._nnz = 0
+        self._start = np.zeros(256, dtype=np.int64)
+        self._end = np.zeros(256, dtype=np.int64)
+        self._dense = np.zeros((256, dense_width), dtype=np.float32)
+        self._area = np.zeros((256, 2), dtype=np.int32)  # host id, directory id
+        self.inlinks = np.zeros(256, dtype=np.float32)
+        self._live = np.zeros(256, dtype=bool)
+        self.rows = 0
+        self.live = 0
+
+    def __len__(self) -> int:
+        return self.live
+
+    def _grow_rows(self, need: int) -> None:
+        size = len(self._start)
+        if need <= size:
+            return
+        new = max(need, size * 2)
+        self._start = np.resize(self._start, new)
+        self._end = np.resize(self._end, new)
+        dense = np.zeros((new, self.width), dtype=np.float32)
+        dense[:size] = self._dense
+        self._dense = dense
+        area = np.zeros((new, 2), dtype=np.int32)
+        area[:size] = self._area
+        self._area = area
+        self.inlinks = np.resize(self.inlinks, new)
+        live = np.zeros(new, dtype=bool)
+        live[:size] = self._live
+        self._live = live
+
+    def add(self, cols: list[int], vals: list[float], dense: list[float], host: int,
+            directory: int) -> int:
+        """Store one row; returns its slot."""
+        n = len(cols)
+        if self._nnz + n > len(self._cols):
+            new = max(self._nnz + n, 2 * len(self._cols))
+            self._cols = np.resize(self._cols, new)
+            self._vals = np.resize(self._vals, new)
+        slot = self.rows
+        self._grow_rows(slot + 1)
+        self._cols[self._nnz:self._nnz + n] = cols
+        self._vals[self._nnz:self._nnz + n] = vals
+        self._start[slot] = self._nnz
+        self._end[slot] = self._nnz + n
+        self._nnz += n
+        self._dense[slot] = dense
+        self._area[slot] = (host, directory)
+        self.inlinks[slot] = 1.0
+        self._live[slot] = True
+        self.rows += 1
+        self.live += 1
+        return slot
+
+    def free(self, slot: int) -> None:
+        if self._live[slot]:
+            self._live[slot] = False
+            self.live -= 1
+
+    def dense(self, slots: np.ndarray) -> np.ndarray:
+        return self._dense[slots]
+
+    def areas(self, slots: np.ndarray) -> np.ndarray:
+        return self._area[slots]
+
+    def dot(self, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Each row's hashed features times ``weights`` (one value per slot)."""
+        if len(slots) == 0:
+            return np.zeros(0)
+        cols, vals, rows = self.gather(slots)
+        return np.bincount(rows, weights=weights[cols] * vals, minlength=len(slots))
+
+    def gather(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(columns, values, row number within ``slots``) of the given rows, concatenated."""
+        starts = self._start[slots]
+        lengths = self._end[slots] - starts
+        total = int(lengths.sum())
+        rows = np.repeat(np.arange(len(slots)), lengths)
+        offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        index = np.repeat(starts, lengths) + offsets
+        return self._cols[index], self._vals[index].astype(np.float64), rows
+
+    def compact(self) -> dict[int, int]:
+        """Drop freed rows; returns {old slot: new slot} for the live ones."""
+        old = np.flatnonzero(self._live[: self.rows])
+        cols, vals, rows = self.gather(old)
+        lengths = (self._end[old] - self._start[old])
+        mapping = {int(o): i for i, o in enumerate(old)}
+        n = len(old)
+        self._cols = np.resize(cols.astype(np.int32), max(1024, 2 * len(cols)))
+        self._vals = np.resize(vals.astype(np.float32), max(1024, 2 * len(vals)))
+        self._nnz = len(cols)
+        ends = np.cumsum(lengths)
+        size = max(256, 2 * n)
+        start = np.zeros(size, dtype=np.int64)
+        end = np.zeros(size, dtype=np.int64)
+        start[:n] = ends - lengths
+        end[:n] = ends
+        dense = np.zeros((size, self.width), dtype=np.float32)
+        dense[:n] = self._dense[old]
+        area = np.zeros((size, 2), dtype=np.int32)
+        area[:n] = self._area[old]
+        inlinks = np.zeros(size, dtype=np.float32)
+        inlinks[:n] = self.inlinks[old]
+        live = np.zeros(size, dtype=bool)
+        live[:n] = True
+        self._start, self._end, self._dense, self._area = start, end, dense, area
+        self.inlinks, self._live = inlinks, live
+        self.rows = self.live = n
+        return mapping
+
+    @property
+    def garbage(self) -> int:
+        return self.rows - self.live
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain bytes and numbers (comparable with ``==``, compact when pickled)."""
+        n = self.rows
+        return {
+            "rows": n,
+            "cols": self._cols[: self._nnz].tobytes(), "vals": self._vals[: self._nnz].tobytes(),
+            "start": self._start[:n].tobytes(), "end": self._end[:n].tobytes(),
+            "dense": self._dense[:n].tobytes(), "area": self._area[:n].tobytes(),
+            "inlinks": self.inlinks[:n].tobytes(), "live": self._live[:n].tobytes(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        n = state["rows"]
+        self.__init__(self.width)  # type: ignore[misc]
+        self._grow_rows(max(n, 1))
+        cols = np.frombuffer(state["cols"], dtype=np.int32)
+        nnz = len(cols)
+        self._cols = np.resize(cols, max(1024, nnz))
+        self._vals = np.resize(np.frombuffer(state["vals"], dtype=np.float32), max(1024, nnz))
+        self._nnz = nnz
+        self._start[:n] = np.frombuffer(state["start"], dtype=np.int64)
+        self._end[:n] = np.frombuffer(state["end"], dtype=np.int64)
+        self._dense[:n] = np.frombuffer(state["dense"], dtype=np.float32).reshape(n, self.width)
+        self._area[:n] = np.frombuffer(state["area"], dtype=np.int32).reshape(n, 2)
+        self.inlinks[:n] = np.frombuffer(state["inlinks"], dtype=np.float32)
+        live = np.frombuffer(state["live"], dtype=bool)
+        self._live[:n] = live
+        self.rows = n
+        self.live = int(live.sum())

@@ -1,0 +1,206 @@
+"""The topic that grows: the user's keywords widened by the pages the crawl finds relevant.
+
+No Scrapy import.  A keyword cosine misses a page on the topic that does not repeat the user's
+exact words, and a short keyword list cannot tell which link texts lead to the topic.  The
+profile is Rocchio's relevance feedback over the crawl's own pages: the keyword vector plus the
+centroid of the relevant pages found so far (example seeds included, when they are relevant),
+each page a sublinear TF-IDF vector with IDF learnt from every page fetched.  It is rebuilt
+every few pages from the kept digests, so early pages' vectors are re-weighted as IDF improves.
+
+A page reaches the profile only as a :class:`PageDigest`: its most frequent terms and its
+length.  That is enough for a cosine, small enough to journal for a crash-safe resume.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..relevance import Topic
+
+DIGEST_TERMS = 128  # terms of a page kept for the profile (most frequent first)
+
+
+@dataclass(frozen=True, slots=True)
+class PageDigest:
+    """A page as the learned order sees it: its most frequent terms (with counts), the length
+    of its whole term-count vector, and how often each keyword occurs (phrases as phrases)."""
+
+    terms: tuple[tuple[str, int], ...]
+    rest: float = 0.0  # sum of (1 + ln tf)^2 over the terms not kept (for a cosine's length)
+    hits: tuple[int, ...] = ()
+
+    @classmethod
+    def from_counts(cls, counts: Counter[str], hits: Sequence[int] = (),
+                    size: int = DIGEST_TERMS) -> PageDigest:
+        if len(counts) > size:
+            top = counts.most_common(size)
+            kept = {t for t, _ in top}
+            rest = sum((1.0 + math.log(c)) ** 2 for t, c in counts.items()
+                       if t not in kept and c > 0)
+        else:
+            top, rest = sorted(counts.items()), 0.0
+        return cls(tuple(top), rest, tuple(hits))
+
+    @classmethod
+    def from_tokens(cls, tokens: Iterable[str], hits: Sequence[int] = (),
+                    size: int = DIGEST_TERMS) -> PageDigest:
+        return cls.from_counts(Counter(tokens), hits, size)
+
+
+class TopicProfile:
+    """Keywords + Rocchio feedback from relevant pages, as one unit-length term vector.
+
+    ``keyword_weight`` and ``feedback_weight`` are Rocchio's alpha and beta; the feedback part
+    keeps the ``feedback_terms`` heaviest terms of the centroid; ``max_feedback`` digests are
+    kept (the most relevant ones), so a rebuild costs a bounded amount of work.
+    """
+
+    def __init__(
+        self,
+        keywords: str | Sequence[str],
+        *,
+        keyword_weight: float = 1.0,
+        feedback_weight: float = 1.0,
+        feedback_terms: int = 100,
+        max_feedback: int = 200,
+    ) -> None:
+        self.topic = Topic(keywords)
+        self.keyword_weight = keyword_weight
+        self.feedback_weight = feedback_weight
+        self.feedback_terms = feedback_terms
+        self.max_feedback = max_feedback
+        self.documents = 0
+        self.df: Counter[str] = Counter()
+        self._feedback: list[tuple[float, int, PageDigest]] = []  # min-heap by weight
+        self._fed = 0
+        # a phrase's words count for a share of a keyword each ("k-means" is not "mean"), and a
+        # one-letter word for nothing
+        counts: Counter[str] = Counter()
+        for phrase in self.topic.phrases:
+            for t in phrase:
+                if len(t) > 1:
+                    counts[t] += 1.0 / len(phrase)
+        if not counts:
+            counts = Counter(t for p in self.topic.phrases for t in p)
+        norm = math.sqrt(sum(v * v for v in counts.values()))
+        self.keyword_vector = {t: v / norm for t, v in counts.items()}
+        self.weights: dict[str, float] = dict(self.keyword_vector)
+        self.version = 0
+
+    # -- what a page is ------------------------------------------------------------------
+    def idf(self, term: str) -> float:
+        """Smoothed IDF over the pages fetched so far (never below 1: a keyword never hurts)."""
+        return math.log((1 + self.documents) / (1 + self.df.get(term, 0))) + 1.0
+
+    def _ltc(self, digest: PageDigest) -> tuple[dict[str, float], float]:
+        """Sublinear TF x IDF of the kept terms, and the page vector's length (the terms not
+        kept counted at the kept terms' mean IDF)."""
+        idf = self.idf
+        vec = {t: (1.0 + math.log(c)) * idf(t) for t, c in digest.terms if c > 0}
+        sq = sum(x * x for x in vec.values())
+        if digest.rest and vec:
+            mean_idf = sum(idf(t) for t in vec) / len(vec)
+            sq += digest.rest * mean_idf * mean_idf
+        return vec, math.sqrt(sq)
+
+    def vector(self, digest: PageDigest) -> dict[str, float]:
+        """Sublinear TF x IDF, unit length (SMART ltc)."""
+        vec, norm = self._ltc(digest)
+        return {t: x / norm for t, x in vec.items()} if norm else {}
+
+    def similarity(self, digest: PageDigest | None) -> float:
+        """Cosine of a page with the profile, in [0, 1]."""
+        if digest is None or not digest.terms:
+            return 0.0
+        vec, norm = self._ltc(digest)
+        if not norm:
+            return 0.0
+        weights = self.weights
+        return sum(w * vec[t] for t, w in weights.items() if t in vec) / norm
+
+    def keyword_cosine(self, digest: PageDigest) -> float:
+        """SMART ltc cosine of the page with the keywords, each keyword (a phrase too) one
+        dimension weighted by its IDF in the crawl so far.
+
+        Sublinear TF rewards a page that covers several keywords over one that repeats one
+        ("session" on every line of an ORM manual); IDF discounts a keyword the crawl meets
+        everywhere; a phrase counts only where its words are consecutive ("k-means" is not
+        every "mean").
+        """
+        if not digest.hits or not any(digest.hits):
+            return 0.0
+        _, norm = self._ltc(digest)
+        if not norm:
+            return 0.0
+        weights = [min(self.idf(t) for t in phrase) for phrase in self.topic.phrases]
+        if len(digest.hits) != len(weights):
+            return 0.0  # a digest made for other keywords
+        num = sum((1.0 + math.log(h)) * w
+                  for h, w in zip(digest.hits, weights, strict=True) if h > 0)
+        return num / (math.sqrt(sum(w * w for w in weights)) * norm)
+
+    # -- learning ------------------------------------------------------------------------
+    def observe(self, digest: PageDigest | None) -> None:
+        """Every fetched page teaches document frequencies."""
+        if digest is None:
+            return
+        self.documents += 1
+        self.df.update(t for t, _ in digest.terms)
+
+    def feedback(self, digest: PageDigest | None, weight: float) -> None:
+        """A relevant page (weight in (0, 1]) joins the centroid."""
+        if digest is None or weight <= 0 or not digest.terms:
+            return
+        self._fed += 1
+        item = (weight, self._fed, digest)
+        if len(self._feedback) < self.max_feedback:
+            heapq.heappush(self._feedback, item)
+        elif weight > self._feedback[0][0]:
+            heapq.heapreplace(self._feedback, item)
+
+    def rebuild(self) -> bool:
+        """Recompute the profile from the kept digests with today's IDF; True if it changed."""
+        if not self._feedback:
+            return False
+        centroid: Counter[str] = Counter()
+        total = 0.0
+        for weight, _, digest in self._feedback:
+            total += weight
+            for t, x in self.vector(digest).items():
+                centroid[t] += weight * x
+        vec: dict[str, float] = {t: self.keyword_weight * x
+                                 for t, x in self.keyword_vector.items()}
+        for t, x in centroid.most_common(self.feedback_terms):
+            vec[t] = vec.get(t, 0.0) + self.feedback_weight * x / total
+        norm = math.sqrt(sum(x * x for x in vec.values()))
+        self.weights = {t: x / norm for t, x in vec.items()}
+        self.version += 1
+        return True
+
+    def top_terms(self, n: int = 20) -> list[tuple[str, float]]:
+        return sorted(self.weights.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+    # -- persistence ---------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "df": dict(self.df),
+            "feedback": list(self._feedback),
+            "fed": self._fed,
+            "weights": dict(self.weights),
+            "version": self.version,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.documents = state["documents"]
+        self.df = Counter(state["df"])
+        self._feedback = [tuple(x) for x in state["feedback"]]  # type: ignore[misc]
+        heapq.heapify(self._feedback)
+        self._fed = state["fed"]
+        self.weights = dict(state["weights"])
+        self.version = state["version"]

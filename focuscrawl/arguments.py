@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frontier.strategies import STRATEGIES
+from .frontier.registry import STRATEGIES
 from .relevance import parse_keywords
 from .urls import canonical
 

@@ -2,12 +2,13 @@
 
 Every change to the crawl state is journaled as an operation before it is applied: "add" (a
 link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed out, with its
-lease), "scored" (a page's score), "finished" (a response counted against MAX_PAGES, with its
-crawl order) and "done" (everything the page produced is queued and its item written; see
-focuscrawl.middlewares.journal).  Opening restores the last snapshot, replays the journal
-through the same frontier API (``Frontier.take`` for a hand-out, so the replay does not depend
-on timing), then puts back every URL handed out and not done, uncounted, keeping its crawl
-order for the refetch.
+lease), "scored" (a page's score and digest), "failed" (a URL that gave no page), "flush" (the
+learned order scored its new links while choosing nothing), "finished" (a response counted
+against MAX_PAGES, with its crawl order) and "done" (everything the page produced is queued
+and its item written; see focuscrawl.middlewares.journal).  Opening restores the last
+snapshot, replays the journal through the same frontier API (``Frontier.take`` for a hand-out,
+so the replay does not depend on timing), then puts back every URL handed out and not done,
+uncounted, keeping its crawl order for the refetch.
 
 Commits happen at "finished" (a crawl order is durable before an item carries it), at "done" (a
 page's outlinks and its "done" become durable together, after its item line was written), and
@@ -65,7 +66,7 @@ def _entry_from(t: tuple) -> Entry:
 
 def _link_tuple(link: Link) -> tuple:
     return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
-            link.depth, link.keyword, link.force, link.payload)
+            link.depth, link.keyword, link.force, link.payload, link.context, link.chrome)
 
 
 class JobdirMixin:
@@ -161,8 +162,12 @@ class JobdirMixin:
         elif kind == "batch":
             frontier.pop(_never)  # an empty batch is chosen the same way
         elif kind == "scored":
-            _, url, score, hot = op
-            frontier.crawled(url, score, hot)
+            url, score, hot = op[1:4]
+            frontier.crawled(url, score, hot, op[4] if len(op) > 4 else None)
+        elif kind == "failed":
+            frontier.failed(op[1], op[2])
+        elif kind == "flush":
+            frontier.flush()
         elif kind == "finished":
             _, lease, order = op
             self.pages += 1

@@ -21,13 +21,19 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
-from .frontier import Link, make_frontier
+from .frontier import DEFAULT_STRATEGY, Link, make_frontier
 from .scheduler import pages_in_spider, server_key
 from .urls import canonical
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+
+
+def _keywords(crawler: Crawler) -> Any:
+    """The topic's keywords, for an order that learns: the spider's, else FOCUS_KEYWORDS."""
+    args = getattr(getattr(crawler, "spider", None), "args", None)
+    return list(args.keywords) if args is not None else crawler.settings.get("FOCUS_KEYWORDS")
 
 
 class FocusPriorityQueue:
@@ -39,7 +45,7 @@ class FocusPriorityQueue:
         self.key = key
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         self.frontier = make_frontier(
-            s.get("FOCUS_STRATEGY", "best-first"),
+            s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
             n=s.getint("FOCUS_BEST_N", 256),
             max_buffer=s.getint("FOCUS_MAX_BUFFER", 0),
             seed=s.getint("FOCUS_RANDOM_SEED", 0),
@@ -48,6 +54,14 @@ class FocusPriorityQueue:
             weight=s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
             every=s.getint("FOCUS_DISTILLER_EVERY", 50),
             round_robin=s.getint("FOCUS_ROUND_ROBIN", 0),
+            keywords=_keywords(crawler),
+            relevant_score=s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
+            learn_every=s.getint("FOCUS_LEARN_EVERY", 25),
+            explore=s.getfloat("FOCUS_EXPLORE", 0.5),
+            discount=s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
+            hub_weight=s.getfloat("FOCUS_HUB_WEIGHT", 0.5),
+            profile_score=s.getfloat("FOCUS_PROFILE_SCORE", 0.3),
+            memory=s.getint("FOCUS_LEARN_MEMORY", 5000),
         )
         self._requests: dict[str, Request] = {}
         self._pending: dict[str, dict] = {}
@@ -66,8 +80,9 @@ class FocusPriorityQueue:
     ) -> FocusPriorityQueue:
         return cls(crawler, key, startprios)
 
-    def _page_scored(self, url: str, score: float, hot: bool, **kwargs: Any) -> None:
-        self.frontier.crawled(url, score, hot)
+    def _page_scored(self, url: str, score: float, hot: bool, digest: Any = None,
+                     **kwargs: Any) -> None:
+        self.frontier.crawled(url, score, hot, digest)
 
     def push(self, request: Request) -> None:
         try:
@@ -81,6 +96,7 @@ class FocusPriorityQueue:
             parent_hot=bool(focus.get("parent_hot", False)),
             depth=int(request.meta.get("depth", 0)), keyword=bool(focus.get("keyword")),
             force=True,  # Scrapy's dupefilter already decided this request is new
+            context=focus.get("context", ""), chrome=bool(focus.get("chrome", False)),
         )
         if self.frontier.add(link):
             self._requests[url] = request

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.settings import get_settings_priority
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
-from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
+from .frontier import DEFAULT_STRATEGY, Entry, Frontier, HostPolicy, Link, make_frontier
 from .frontier.stores import SQLiteStore
 from .jobdir import JobdirMixin, _Lease, _link_tuple
 from .middlewares.journal import FROM_KEY, completion_for
@@ -102,6 +103,9 @@ class FocusScheduler(JobdirMixin):
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
         self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
+        self.slack = self.settings.getfloat("FOCUS_SLACK", 1.0)
+        if not 0.0 <= self.slack <= 1.0:
+            raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
         self._wake_call: Any = None  # a pending reactor.callLater waking the engine
         self._wake_at = 0.0
         # crash-safe persistence (JOBDIR): see _load()
@@ -125,7 +129,10 @@ class FocusScheduler(JobdirMixin):
         self.spider = spider
         options = self._options(spider)
         self.max_pages = options.pop("max_pages")
-        self.frontier = make_frontier(options.pop("strategy"), **options)
+        strategy = options.pop("strategy")
+        if strategy == "learned" and not options.get("keywords"):
+            strategy = self._without_keywords(spider)
+        self.frontier = make_frontier(strategy, **options)
         if self.jobdir:
             self._load()
         logger.info(
@@ -210,19 +217,27 @@ class FocusScheduler(JobdirMixin):
         return request
 
     # -- signals ----------------------------------------------------------------------------
-    def _page_scored(self, url: str, score: float, hot: bool, **kwargs: Any) -> None:
+    def _page_scored(self, url: str, score: float, hot: bool, digest: Any = None,
+                     **kwargs: Any) -> None:
         if self.frontier is not None:
             if self.store is not None:
-                self.store.record("scored", url, score, hot)
-            self.frontier.crawled(url, score, hot)
+                self.store.record("scored", url, score, hot, digest)
+            self.frontier.crawled(url, score, hot, digest)
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
 
     def _request_finished(self, request: Request, status: int | None, **kwargs: Any) -> None:
         """A handed-out request ended (politeness middleware): free its share of the budget."""
         lease = request.meta.get("focus_lease")
-        if lease is None or self._leases.pop(lease, None) is None:
+        entry = self._leases.pop(lease, None) if lease is not None else None
+        if entry is None:
             return
+        if status is None or status >= 300:  # no page: an error, or a redirect to follow
+            learn = status is None or status >= 400
+            if self.store is not None:
+                self.store.record("failed", entry.url, learn)
+            assert self.frontier is not None
+            self.frontier.failed(entry.url, learn)
         if status is not None and not 300 <= status < 400:
             self.pages += 1
             if self.store is None:
@@ -266,10 +281,27 @@ class FocusScheduler(JobdirMixin):
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
 
+    def _without_keywords(self, spider: Spider) -> str:
+        """The learned order needs the topic's keywords.  A spider that reported bad arguments
+        stops the crawl itself; a spider of another project that has no keywords (and did not
+        ask for the learned order) gets best-first; asking for it without keywords is an
+        error."""
+        if getattr(spider, "argument_error", None):
+            return "breadth-first"  # nothing is fetched: the spider closes at start
+        chosen = ("strategy" in (getattr(spider, "focus_options", None) or {})
+                  or (self.settings.getpriority("FOCUS_STRATEGY") or 0)
+                  > get_settings_priority("project"))
+        if chosen:
+            raise NotConfigured("the learned strategy needs keywords: give the spider "
+                                "-a keywords=... or set FOCUS_KEYWORDS")
+        logger.warning("focuscrawl: no keywords (FOCUS_KEYWORDS) for the default learned "
+                       "strategy; crawling best-first")
+        return "best-first"
+
     def _options(self, spider: Spider) -> dict[str, Any]:
         s = self.settings
         options: dict[str, Any] = {
-            "strategy": s.get("FOCUS_STRATEGY", "best-first"),
+            "strategy": s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
             "max_pages": s.getint("FOCUS_MAX_PAGES", 2000),
             "n": s.getint("FOCUS_BEST_N", 256),
             "max_buffer": s.getint("FOCUS_MAX_BUFFER", 0),
@@ -279,7 +311,19 @@ class FocusScheduler(JobdirMixin):
             "weight": s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
             "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
             "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
+            "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
+            "explore": s.getfloat("FOCUS_EXPLORE", 0.5),
+            "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
+            "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.3),
+            "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
+            "hub_weight": s.getfloat("FOCUS_HUB_WEIGHT", 0.5),
+            "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
         }
+        args = getattr(spider, "args", None)
+        if args is not None:
+            options["keywords"] = list(args.keywords)
+        elif s.get("FOCUS_KEYWORDS"):
+            options["keywords"] = s.get("FOCUS_KEYWORDS")
         # spider arguments (already validated by the spider) win over settings
         options.update(getattr(spider, "focus_options", {}) or {})
         return options
@@ -288,10 +332,13 @@ class FocusScheduler(JobdirMixin):
         """The frontier's record of a request: what ``meta["focus"]`` says about its link."""
         meta = request.meta
         focus = meta.get("focus") or {}
+        learns = getattr(self.frontier, "learns", False)
         return Link(
             url,
             host=server_key(url, self.server_by),
             anchor=focus.get("anchor", ""),
+            context=focus.get("context", "") if learns else "",  # journaled only if used
+            chrome=bool(focus.get("chrome", False)),
             parent=focus.get("parent"),
             parent_score=float(focus.get("parent_score", 0.0)),
             parent_hot=bool(focus.get("parent_hot", False)),
@@ -355,6 +402,8 @@ class FocusScheduler(JobdirMixin):
             stats.set_value(f"focus/{name}", f.stats.get(name, 0))
         for name, value in f.describe().items():
             stats.set_value(f"focus/{name}", value)
+        if f.slack_waits:
+            stats.set_value("focus/slack_waits", f.slack_waits)
         if f.stats.get("pages"):
             stats.set_value("focus/hot_rate", round(f.stats["pages_hot"] / f.stats["pages"], 4))
 
@@ -380,8 +429,11 @@ class FocusScheduler(JobdirMixin):
         """frontier.pop(), journaling a batch choice (Best-N-First) the pop made."""
         frontier = self.frontier
         assert frontier is not None
-        batches = frontier.stats["batches"]
-        entry = frontier.pop(ready)
-        if self.store is not None and frontier.stats["batches"] != batches:
-            self.store.record("batch")
+        batches, flushes = frontier.stats["batches"], frontier.stats["flushes"]
+        entry = frontier.pop(ready, self.slack)
+        if self.store is not None:
+            if frontier.stats["batches"] != batches:
+                self.store.record("batch")
+            elif entry is None and frontier.stats["flushes"] != flushes:
+                self.store.record("flush")  # a learned order scored its new links
         return entry

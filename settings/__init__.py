@@ -45,8 +45,8 @@ FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s.jsonl"  # JSON lines written when
 FOCUS_RELEVANT_SCORE = 0.1  # a page at least this similar counts as relevant in focus/harvest_rate
 
 # -- The crawl order (focuscrawl.frontier) ---------------------------------------------------
-FOCUS_STRATEGY = "best-first"  # breadth-first | cho | cho-distance | best-first | best-n-first
-#                                | distiller
+FOCUS_STRATEGY = "learned"  # learned | breadth-first | cho | cho-distance | best-first
+#                             | best-n-first | distiller (the seed papers' orders, unchanged)
 FOCUS_BEST_N = 256  # Best-N-First: links popped per batch (Pant: N=1 greedy, N=256 explores)
 FOCUS_MAX_BUFFER = 0  # frontier bound; the lowest-scored link is evicted beyond it (0: none;
 #                       Pant et al. used 256)
@@ -55,9 +55,30 @@ FOCUS_HOT_DISTANCE = 3  # Cho's modified crawler: hot if distance_from_hotpage <
 FOCUS_REORDER = "none"  # Cho's reorder_queue: none (FIFO) | backlinks | score
 FOCUS_DISTILLER_WEIGHT = 0.5  # distiller: share of the parent's hub weight in a link's priority
 FOCUS_DISTILLER_EVERY = 50  # distiller: recompute HITS hub weights every this many pages
+FOCUS_SLACK = 1.0  # politeness vs focus: while the best URL waits on a busy server, another
+#                    server's URL is handed out only if its value is at least (1 - SLACK) x the
+#                    best one's; 1.0 takes any idle server's best URL, 0 always waits for the
+#                    best (orders ranked by a value: learned, best-first, distiller)
 FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outlinks are queued:
 #                             the papers' sequential crawler (deterministic with
 #                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
+
+# -- The learned order (focuscrawl.frontier.learned, focuscrawl.learning) -------------------
+# A link's priority is P(its target is relevant), predicted from its anchor text, URL, nearby
+# text, its parent's and grandparent's relevance and what the crawl learnt about its host and
+# directory; the model trains on the crawl's own pages (labels from FOCUS_RELEVANT_SCORE's
+# keyword match and the grown topic profile).
+FOCUS_LEARN_EVERY = 25  # pages between retrains: the topic profile is rebuilt, recent examples
+#                         replayed and the whole frontier re-scored (vectorised)
+FOCUS_EXPLORE = 0.5  # exploration: a UCB bonus (in log-odds) for links into directories the
+#                      crawl knows little about; 0 exploits only
+FOCUS_LEARN_DISCOUNT = 0.5  # a relevant page raises its parent's label to this times its own,
+#                             its grandparent's to the square (links to hubs that lead on); 0 off
+FOCUS_HUB_WEIGHT = 0.5  # a page with links that name the topic is worth this much as a label
+#                         (a table of contents leads to the topic); 0 off
+FOCUS_PROFILE_SCORE = 0.3  # a page this similar to the grown topic profile is fully relevant as
+#                            a label (0: labels from the keywords alone)
+FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent); bounds memory and time
 
 # -- Politeness (focuscrawl.frontier.hosts + focuscrawl.middlewares.politeness) -------------
 FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address

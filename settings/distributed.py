@@ -13,6 +13,7 @@ from settings import *  # noqa: F403 - the project's settings, then the switches
 from settings import DOWNLOADER_MIDDLEWARES as _PROJECT_DOWNLOADER_MIDDLEWARES
 
 SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
+FOCUS_STRATEGY = "best-first"  # the learned order is single-process (its model lives in memory)
 DOWNLOADER_MIDDLEWARES = {
     **_PROJECT_DOWNLOADER_MIDDLEWARES,
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": None,

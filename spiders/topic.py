@@ -10,6 +10,7 @@ names a keyword), and the page's own score is announced with the ``page_scored``
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
 from typing import Any
@@ -22,8 +23,10 @@ from scrapy.utils.url import url_is_from_any_domain
 from focuscrawl import signals as focus_signals
 from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
 from focuscrawl.extract import extract
+from focuscrawl.frontier import STRATEGIES
 from focuscrawl.items import PageItem
-from focuscrawl.relevance import Topic
+from focuscrawl.learning import PageDigest
+from focuscrawl.relevance import Topic, tokenize
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
 from focuscrawl.urls import canonical
@@ -62,6 +65,7 @@ class TopicSpider(scrapy.Spider):
         self.focus_options: dict[str, Any] = {}
         self.pages = 0
         self.relevant = 0
+        self.learning = False  # the crawl order learns from page digests (set in _configure)
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -103,6 +107,8 @@ class TopicSpider(scrapy.Spider):
             self.focus_options = {}
             return
         self.focus_options = dict(self.args.frontier)
+        strategy = self.focus_options.get("strategy") or s.get("FOCUS_STRATEGY")
+        self.learning = getattr(STRATEGIES.get(strategy), "learns", False)
         self.allowed_domains = self.args.allowed_domains or None
         self.relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)
 
@@ -120,6 +126,13 @@ class TopicSpider(scrapy.Spider):
                 url,
                 meta={"focus": {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
             )
+
+    def _digest(self, page: Any) -> PageDigest:
+        """What a learning crawl order needs of the page: its main text's terms and the
+        keyword counts there (navigation and sidebars, the same on every page, left out)."""
+        assert self.topic is not None
+        tokens = tokenize(page.title) + tokenize(page.main_text)
+        return PageDigest.from_counts(Counter(tokens), self.topic.hits(tokens))
 
     def _allowed(self, url: str) -> bool:
         return not self.allowed_domains or url_is_from_any_domain(url, self.allowed_domains)
@@ -141,13 +154,15 @@ class TopicSpider(scrapy.Spider):
         page = extract(html, response.url)
         scored = self.topic.score_page(page.title, page.text)
         url = canonical(response.url)
+        digest = self._digest(page) if self.learning else None
         self.pages += 1
         if scored.score >= self.relevant_score:
             self.relevant += 1
         stats.set_value("focus/relevant_pages", self.relevant)
         stats.set_value("focus/harvest_rate", round(self.relevant / self.pages, 4))
         self.crawler.signals.send_catch_log(
-            focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot, spider=self,
+            focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
+            digest=digest, spider=self,
         )
         focus = response.meta.get("focus") or {}
         depth = response.meta.get("depth", 0)
@@ -190,6 +205,8 @@ class TopicSpider(scrapy.Spider):
                         "parent_hot": scored.hot,
                         "keyword": self.topic.mentions(link.anchor)
                         or self.topic.mentions(target),
+                        "context": link.context if self.learning else "",
+                        "chrome": link.chrome,
                     }
                 },
             )

@@ -88,7 +88,7 @@ def test_finds_focuscrawls_settings_when_the_project_has_its_own_settings_module
     try:
         module = focus_settings()
         assert module is not theirs and module.SCHEDULER.endswith("FocusScheduler")
-        assert focus_defaults()["FOCUS_STRATEGY"] == "best-first"
+        assert focus_defaults()["FOCUS_STRATEGY"] == "learned"
         assert sys.modules["settings"] is theirs  # not shadowed in return
     finally:
         focus_settings.cache_clear()

@@ -34,6 +34,7 @@ from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_ur
 from focuscrawl.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.items import PageItem
 from focuscrawl.jobdir import STATE_FILE
+from focuscrawl.learning import PageDigest
 from focuscrawl.middlewares.journal import FROM_KEY
 from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.webserver import ServerProcess
@@ -165,7 +166,9 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
             score = round(rng.random(), 3)
             hot = score > 0.7
             completion.hold(lease)  # the page's output stream
-            send(focus_signals.page_scored, url=url, score=score, hot=hot)
+            words = ["garden"] * int(score * 10) + ["stone", "river"][: rng.randrange(3)]
+            digest = PageDigest.from_tokens(words or ["x"], hits=[words.count("garden")])
+            send(focus_signals.page_scored, url=url, score=score, hot=hot, digest=digest)
             for target in rng.sample(urls, 4):
                 completion.hold(lease)
                 sched.enqueue_request(outlink(target, url, score, hot, lease, rng))
@@ -192,6 +195,9 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
     ("best-n-first", {"FOCUS_BEST_N": 5, "FOCUS_ROUND_ROBIN": 3}),
     ("distiller", {"FOCUS_DISTILLER_EVERY": 7}),
     ("distiller", {"FOCUS_DISTILLER_EVERY": 3, "FOCUS_MAX_BUFFER": 30}),
+    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}),
+    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 3, "FOCUS_MAX_BUFFER": 40,
+                 "FOCUS_SLACK": 0.5}),
 ])
 @pytest.mark.parametrize("seed", range(3))
 def test_a_killed_scheduler_replays_to_the_live_state(tmp_path, strategy, settings, seed):

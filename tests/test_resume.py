@@ -34,6 +34,7 @@ STRATEGIES = {
     "best-n-first": ["-a", "n=6"],
     "cho-distance": [],
     "distiller": ["-s", "FOCUS_DISTILLER_EVERY=10"],
+    "learned": ["-s", "FOCUS_LEARN_EVERY=10"],
 }
 
 

@@ -57,7 +57,7 @@ def server():
 async def test_items_fields_redirects_and_order(server, proxy_to):
     proxy_to(server)
     result = await crawl(project_settings(FOCUS_DELAY=0), keywords="regex",
-                         seeds="http://a.test/index.html")
+                         seeds="http://a.test/index.html", strategy="best-first")
     by_url = {i["url"]: i for i in result.items}
     assert set(by_url) == {
         "http://a.test/index.html", "http://a.test/regex.html", "http://a.test/cooking.html",

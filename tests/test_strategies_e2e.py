@@ -9,13 +9,15 @@ the frontier decides.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 import pytest_twisted
 
 from focuscrawl.extract import extract
 from focuscrawl.frontier import Link, make_frontier
-from focuscrawl.relevance import Topic
+from focuscrawl.learning import PageDigest
+from focuscrawl.relevance import Topic, tokenize
 from focuscrawl.urls import canonical, host
 from focuscrawl.webserver import Page, ServerProcess
 
@@ -53,7 +55,7 @@ def virtual_order(name: str, topic: Topic, seed_url: str, dupefilter: bool = Fal
 
     ``dupefilter`` drops a URL seen before it reaches the frontier, as Scrapy's scheduler does.
     """
-    frontier = make_frontier(name, n=4, seed=0, every=5)
+    frontier = make_frontier(name, n=4, seed=0, every=5, keywords=topic.keywords, learn_every=5)
     seen = {seed_url}
     frontier.add(Link(seed_url, host=host(seed_url), keyword=topic.mentions(seed_url)))
     order: list[str] = []
@@ -62,7 +64,11 @@ def virtual_order(name: str, topic: Topic, seed_url: str, dupefilter: bool = Fal
         page_src = SITE[host(entry.url)][entry.url.split(host(entry.url), 1)[1]].body
         page = extract(page_src, entry.url)
         scored = topic.score_page(page.title, page.text)
-        frontier.crawled(entry.url, scored.score, scored.hot)
+        digest = None
+        if frontier.learns:  # what the spider sends a learning order
+            tokens = tokenize(page.title) + tokenize(page.main_text)
+            digest = PageDigest.from_counts(Counter(tokens), topic.hits(tokens))
+        frontier.crawled(entry.url, scored.score, scored.hot, digest)
         for link in page.links:
             url = canonical(link.url)
             if dupefilter and url in seen:
@@ -70,6 +76,9 @@ def virtual_order(name: str, topic: Topic, seed_url: str, dupefilter: bool = Fal
             seen.add(url)
             frontier.add(Link(url, host=host(url), anchor=link.anchor, parent=entry.url,
                               parent_score=scored.score, parent_hot=scored.hot,
+                              depth=entry.depth + 1,
+                              context=link.context if frontier.learns else "",
+                              chrome=link.chrome,
                               keyword=topic.mentions(link.anchor) or topic.mentions(url)))
     return order
 
@@ -81,7 +90,7 @@ def server():
 
 
 @pytest.mark.parametrize("name", ["breadth-first", "cho", "cho-distance", "best-first",
-                                  "best-n-first", "distiller"])
+                                  "best-n-first", "distiller", "learned"])
 @pytest_twisted.ensureDeferred
 async def test_engine_fetches_in_the_frontiers_order(server, proxy_to, name):
     proxy_to(server)
@@ -90,7 +99,8 @@ async def test_engine_fetches_in_the_frontiers_order(server, proxy_to, name):
     before = len(server.read_log())
     result = await crawl(
         project_settings(FOCUS_DELAY=0, CONCURRENT_REQUESTS=1, FOCUS_STRICT_ORDER=True,
-                         FOCUS_DISTILLER_EVERY=5, FOCUS_BEST_N=4, FOCUS_ROBOTSTXT_OBEY=False),
+                         FOCUS_DISTILLER_EVERY=5, FOCUS_BEST_N=4, FOCUS_ROBOTSTXT_OBEY=False,
+                         FOCUS_LEARN_EVERY=5),
         keywords="regex pattern", seeds=seed_url, strategy=name,
     )
     served = [f"http://{r['host']}{r['path']}" for r in server.read_log()[before:]

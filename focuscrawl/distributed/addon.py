@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import get_settings_priority
 
 from ..middlewares.politeness import PolitenessMiddleware
+from .frontier import DEFAULT_STRATEGY
+from .frontier import STRATEGIES as DISTRIBUTED_STRATEGIES
 from .politeness import RedisPolitenessMiddleware
 
 if TYPE_CHECKING:
@@ -43,6 +45,10 @@ class Distributed:
         # a settings module's SCHEDULER (project priority) gives way; a -s SCHEDULER does not
         if (settings.getpriority("SCHEDULER") or 0) <= get_settings_priority("project"):
             settings.set("SCHEDULER", SCHEDULER, priority="project")
+        # the learned order is single-process: a worker defaults to best-first unless told
+        if ((settings.getpriority("FOCUS_STRATEGY") or 0) <= get_settings_priority("project")
+                and settings.get("FOCUS_STRATEGY") not in DISTRIBUTED_STRATEGIES):
+            settings.set("FOCUS_STRATEGY", DEFAULT_STRATEGY, priority="project")
         try:
             settings.replace_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", PolitenessMiddleware, RedisPolitenessMiddleware)

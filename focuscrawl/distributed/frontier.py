@@ -34,6 +34,7 @@ from . import scripts
 
 #: strategies the Redis frontier implements (the distiller's periodic HITS is not a Lua job)
 STRATEGIES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-first")
+DEFAULT_STRATEGY = "best-first"  # the single-process default (learned) keeps its model in-process
 #: settings every worker of a crawl must agree on: they decide the crawl order
 DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit", "seed",
                  "bloom_m", "bloom_k")
@@ -107,8 +108,10 @@ class RedisFrontier:
         """
         strategy = options["strategy"]
         if strategy not in STRATEGIES:
-            raise ValueError(f"strategy {strategy!r} is not available in distributed mode; "
-                             f"choose one of: {', '.join(STRATEGIES)}")
+            why = (" (its model learns in one process; run it without Redis)"
+                   if strategy == "learned" else "")
+            raise ValueError(f"strategy {strategy!r} is not available in distributed mode"
+                             f"{why}; choose one of: {', '.join(STRATEGIES)}")
         if options.get("round_robin"):
             raise ValueError("FOCUS_ROUND_ROBIN is not available in distributed mode")
         n = int(options.get("n") or 1) if strategy == "best-n-first" else 1

@@ -58,7 +58,7 @@ REPLAY_HANDLERS = {
 WARC_RECORDER = "focuscrawl.warc.WarcRecorder"
 WARC_RECORDER_ORDER = 990  # above RetryMiddleware: sees download failures (focuscrawl.warc)
 STRATEGY_NAMES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
-                  "distiller")
+                  "distiller", "learned")
 SPIDER_PARAMS = ("n", "max_buffer", "reorder", "allowed_domains")
 PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 STATIC_POINTS = (100, 500)  # static coverage reported at these top-n sizes (Pant: n <= 500)

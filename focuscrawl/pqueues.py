@@ -57,10 +57,9 @@ class FocusPriorityQueue:
             keywords=_keywords(crawler),
             relevant_score=s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
             learn_every=s.getint("FOCUS_LEARN_EVERY", 25),
-            explore=s.getfloat("FOCUS_EXPLORE", 0.5),
+            explore=s.getfloat("FOCUS_EXPLORE", 1.0),
             discount=s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-            hub_weight=s.getfloat("FOCUS_HUB_WEIGHT", 0.5),
-            profile_score=s.getfloat("FOCUS_PROFILE_SCORE", 0.3),
+            profile_score=s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
             memory=s.getint("FOCUS_LEARN_MEMORY", 5000),
         )
         self._requests: dict[str, Request] = {}

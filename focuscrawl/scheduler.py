@@ -312,11 +312,10 @@ class FocusScheduler(JobdirMixin):
             "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
             "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
             "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
-            "explore": s.getfloat("FOCUS_EXPLORE", 0.5),
+            "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
             "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-            "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.3),
+            "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
             "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
-            "hub_weight": s.getfloat("FOCUS_HUB_WEIGHT", 0.5),
             "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
         }
         args = getattr(spider, "args", None)

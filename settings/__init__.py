@@ -66,18 +66,19 @@ FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outl
 # -- The learned order (focuscrawl.frontier.learned, focuscrawl.learning) -------------------
 # A link's priority is P(its target is relevant), predicted from its anchor text, URL, nearby
 # text, its parent's and grandparent's relevance and what the crawl learnt about its host and
-# directory; the model trains on the crawl's own pages (labels from FOCUS_RELEVANT_SCORE's
-# keyword match and the grown topic profile).
+# directory; the model trains on the crawl's own pages (labels from each page's keyword match,
+# see focuscrawl.frontier.learned).
 FOCUS_LEARN_EVERY = 25  # pages between retrains: the topic profile is rebuilt, recent examples
 #                         replayed and the whole frontier re-scored (vectorised)
-FOCUS_EXPLORE = 0.5  # exploration: a UCB bonus (in log-odds) for links into directories the
-#                      crawl knows little about; 0 exploits only
+FOCUS_EXPLORE = 1.0  # exploration: a UCB bonus (in log-odds) for links into hosts and
+#                      directories the crawl knows little about; 0 exploits only
 FOCUS_LEARN_DISCOUNT = 0.5  # a relevant page raises its parent's label to this times its own,
 #                             its grandparent's to the square (links to hubs that lead on); 0 off
-FOCUS_HUB_WEIGHT = 0.5  # a page with links that name the topic is worth this much as a label
-#                         (a table of contents leads to the topic); 0 off
-FOCUS_PROFILE_SCORE = 0.3  # a page this similar to the grown topic profile is fully relevant as
-#                            a label (0: labels from the keywords alone)
+FOCUS_PROFILE_SCORE = 0.0  # >0: a page this similar to the grown topic profile is fully
+#                            relevant as a label; 0 (default): labels from the keywords alone
+#                            (the profile still scores link text). On docweb's dev topics a
+#                            profile label let one false positive pull the crawl into its
+#                            neighbourhood.
 FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent); bounds memory and time
 
 # -- Politeness (focuscrawl.frontier.hosts + focuscrawl.middlewares.politeness) -------------

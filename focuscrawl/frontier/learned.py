@@ -12,16 +12,22 @@ the link's own evidence and what the crawl has learnt so far:
 * **prior**: before any label the model is a hand-set logistic function of those features, with
   the topic profile (the keywords) projected onto the anchor, URL and context words, so the first
   pages are ordered like best-first plus Cho's keyword-in-anchor rule;
-* **labels**: each fetched page labels the link that led to it with its relevance: its keyword
-  cosine against ``relevant_score``, or its similarity to the grown topic profile, whichever is
-  higher; with ``discount`` > 0 a relevant page also raises the labels of its parent and
-  grandparent (a link to a hub that leads to the topic is worth following: Rennie & McCallum);
+* **labels**: each fetched page labels the link that led to it with its relevance in [0, 1]:
+  its keyword match (SMART ltc with the crawl's IDF, phrases as phrases, in the page's main
+  text) over ``keyword_scale``; with ``profile_score`` > 0, also its similarity to the grown
+  topic profile over that (whichever is higher); with ``discount`` > 0 a relevant page also
+  raises the labels of its parent and grandparent (a link to a page that leads to the topic
+  is worth following: Rennie & McCallum); a failed fetch labels its link 0;
+* **the topic profile** grows by Rocchio feedback from the relevant pages (examples among the
+  seeds included) and is projected onto the anchor, URL and context words, so a link whose
+  text uses the topic's vocabulary, not only the user's words, scores;
 * **training**: one AdaGrad step per fetched page on its label (and its ancestors' revised
-  ones); every ``every`` pages the topic profile is rebuilt (Rocchio over the relevant pages),
-  the recent examples are replayed once, and the whole frontier is re-scored in a few
-  vectorised numpy operations, then re-queued;
-* **exploration**: ``explore`` adds optimism to the logit of a link into a directory the crawl
-  knows little about (a UCB bonus of ``explore / sqrt(1 + pages fetched there)``).
+  ones); every ``learn_every`` pages the profile is rebuilt, the recent examples are replayed
+  once, and the whole frontier is re-scored in a few vectorised numpy operations, then
+  re-queued;
+* **exploration**: ``explore`` adds optimism to the logit of a link into a host or directory
+  the crawl knows little about: a UCB bonus of ``explore / sqrt(1 + pages fetched there)``,
+  half for the host, half for the directory.
 
 Links are scored in batches: a link found is queued at once but scored, with every link found
 since, when the next URL is chosen (one vectorised call per page instead of one per link).
@@ -57,7 +63,6 @@ PRIOR_BIAS = -3.0
 # how strongly the topic profile's terms count in the anchor, URL and context words
 PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 _SEED = DENSE.index("seed")
-HUB_LINKS = 5  # links naming the topic that make a page a full hub
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
 
 
@@ -73,12 +78,11 @@ class Learned(Frontier):
         keywords: Any = (),
         relevant_score: float = 0.1,
         learn_every: int = 25,
-        explore: float = 0.5,
+        explore: float = 1.0,
         discount: float = 0.5,
-        profile_score: float = 0.3,
+        profile_score: float = 0.0,
         keyword_scale: float = 0.02,
-        explore_split: float = 0.0,
-        hub_weight: float = 0.5,
+        explore_split: float = 0.5,
         bits: int = 18,
         memory: int = 5000,
         **kw: Any,
@@ -93,8 +97,6 @@ class Learned(Frontier):
         self.profile_score = profile_score
         self.keyword_scale = keyword_scale
         self.explore_split = explore_split
-        self.hub_weight = hub_weight
-        self._hub_links: dict[str, int] = {}  # page -> its links naming the topic, this page
         self.memory = max(100, memory)
         self.profile = TopicProfile(keywords)
         self.featurizer = LinkFeaturizer(self.profile.topic.phrases, bits)
@@ -121,9 +123,6 @@ class Learned(Frontier):
 
     def add(self, link: Link) -> bool:
         self.observe(link)
-        if self.hub_weight and link.parent is not None and link.url not in self.done:
-            if link.keyword or self.featurizer.keyword_in(link.context):
-                self._hub_links[link.parent] = self._hub_links.get(link.parent, 0) + 1
         entry = self.entries.get(link.url)
         if entry is not None:
             self.stats["duplicates"] += 1
@@ -181,23 +180,6 @@ class Learned(Frontier):
     def _host_of(self, url: str | None) -> str | None:
         return None if url is None else host(url)
 
-    def _credit_hubs(self) -> None:
-        """A page whose links name the topic is worth reaching even if it is not on the topic
-        (a table of contents, a site's index): its label rises to ``hub_weight`` times the
-        share of HUB_LINKS such links it has (the distiller's hubs, learnt as link value)."""
-        hubs, self._hub_links = self._hub_links, {}
-        batch = []
-        for url, n in hubs.items():
-            i = self._ex_of.get(url, -1) - self._ex_base
-            if not 0 <= i < len(self._ex_label):
-                continue
-            value = self.hub_weight * min(1.0, n / HUB_LINKS)
-            if value > self._ex_label[i]:
-                self._ex_label[i] = value
-                batch.append(i)
-        if batch:
-            self._train(batch)
-
     def flush(self) -> None:
         """Score every link found since the last call and queue it (or let it improve).
 
@@ -205,14 +187,10 @@ class Learned(Frontier):
         re-rank.  It changes the state (scores, hub labels), so a crash-safe caller journals a
         pop that returned nothing but flushed (``stats["flushes"]`` moved) and replays it.
         """
-        if not self._pending and not self._hub_links:
-            return
-        self.stats["flushes"] += 1
-        if self._hub_links:
-            self._credit_hubs()
         pending = self._pending
         if not pending:
             return
+        self.stats["flushes"] += 1
         self._pending = []
         slots = np.array([entry.extra if new < 0 else new for entry, new in pending],
                          dtype=np.int64)
@@ -442,7 +420,6 @@ class Learned(Frontier):
             "parents": dict(self.parents),
             "fetching": dict(self._fetching),
             "pending": [(e.url, slot) for e, slot in self._pending],
-            "hub_links": dict(self._hub_links),
             "examples": (list(self._ex_slot), list(self._ex_label), list(self._ex_dyn),
                          dict(self._ex_of), self._ex_base),
         }
@@ -463,7 +440,6 @@ class Learned(Frontier):
         self.parents = dict(learned["parents"])
         self._fetching = dict(learned["fetching"])
         self._pending = [(self.entries[url], slot) for url, slot in learned["pending"]]
-        self._hub_links = dict(learned["hub_links"])
         slots, labels, dyn, ex_of, base = learned["examples"]
         self._ex_slot, self._ex_label, self._ex_dyn = list(slots), list(labels), list(dyn)
         self._ex_of, self._ex_base = dict(ex_of), base

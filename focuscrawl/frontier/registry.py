@@ -26,7 +26,7 @@ _OPTIONS = {
     "best-n-first": {"n"},
     "distiller": {"weight", "every"},
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
-                "keyword_scale", "explore_split", "hub_weight",
+                "keyword_scale", "explore_split",
                 "bits", "memory"},
 }
 

@@ -87,10 +87,6 @@ class LinkFeaturizer:
                         return 1.0
         return 0.0
 
-    def keyword_in(self, text: str) -> bool:
-        """A keyword (a phrase as a phrase) occurs in ``text`` (a link's context)."""
-        return bool(text) and self._keyword(self._context_tokens(text)) > 0
-
     def _context_tokens(self, context: str) -> list[str]:
         # a site's navigation repeats on every page: the same context string, tokenized once
         tokens = self._context_cache.get(context)

@@ -76,6 +76,8 @@ class TopicProfile:
         self.max_feedback = max_feedback
         self.documents = 0
         self.df: Counter[str] = Counter()
+        self._idf_cache: dict[str, float] = {}
+        self._idf_documents = 0
         self._feedback: list[tuple[float, int, PageDigest]] = []  # min-heap by weight
         self._fed = 0
         # a phrase's words count for a share of a keyword each ("k-means" is not "mean"), and a
@@ -95,7 +97,14 @@ class TopicProfile:
     # -- what a page is ------------------------------------------------------------------
     def idf(self, term: str) -> float:
         """Smoothed IDF over the pages fetched so far (never below 1: a keyword never hurts)."""
-        return math.log((1 + self.documents) / (1 + self.df.get(term, 0))) + 1.0
+        if self._idf_documents != self.documents:  # a page was observed: the cache is stale
+            self._idf_cache.clear()
+            self._idf_documents = self.documents
+        value = self._idf_cache.get(term)
+        if value is None:
+            value = math.log((1 + self.documents) / (1 + self.df.get(term, 0))) + 1.0
+            self._idf_cache[term] = value
+        return value
 
     def _ltc(self, digest: PageDigest) -> tuple[dict[str, float], float]:
         """Sublinear TF x IDF of the kept terms, and the page vector's length (the terms not
@@ -197,6 +206,7 @@ class TopicProfile:
         }
 
     def restore(self, state: dict[str, Any]) -> None:
+        self._idf_cache.clear()
         self.documents = state["documents"]
         self.df = Counter(state["df"])
         self._feedback = [tuple(x) for x in state["feedback"]]  # type: ignore[misc]

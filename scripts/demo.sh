@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KEYWORDS=${1:-"regular expressions, regex"}
-STRATEGY=${2:-best-first}
+STRATEGY=${2:-learned}
 MAX_PAGES=${3:-150}
 
 bash scripts/setup.sh

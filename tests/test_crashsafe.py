@@ -331,3 +331,37 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
     assert sorted(i["order"] for i in parts) == list(range(1, len(everything) + 1))
     assert sum(r[3] for r in report[1:]) >= 1  # the kills did land with pages in flight
     assert (tmp_path / "job" / STATE_FILE).exists()
+
+
+def test_sigkill_then_resume_keeps_the_learned_order(tmp_path):
+    """The learned order's model, profile and statistics survive kill -9: a crawl killed twice
+    and resumed fetches the pages of an uninterrupted crawl in the same order."""
+    pages = site()
+    max_pages = 60
+    settings = {"CONCURRENT_REQUESTS": 1, "FOCUS_STRICT_ORDER": True, "FOCUS_LEARN_EVERY": 7}
+
+    def command(name: str) -> tuple[list[str], Path]:
+        out = tmp_path / f"{name}.jsonl"
+        cmd = crawl_command(out, tmp_path / f"{name}-job", max_pages, **settings)
+        cmd[cmd.index("strategy=breadth-first")] = "strategy=learned"
+        return cmd, out
+
+    with ServerProcess(pages=pages, delay_ms=5) as server:
+        cmd, out = command("whole")
+        assert start_crawl(cmd, server, tmp_path / "whole.log").wait(timeout=120) == 0
+        whole = [i["url"] for i in sorted(read_lines(out), key=lambda i: i["order"])]
+        assert len(whole) == max_pages
+        cmd, out = command("parts")
+        for target in (15, 38, None):
+            proc = start_crawl(cmd, server, tmp_path / "parts.log")
+            if target is None:
+                assert proc.wait(timeout=120) == 0
+                break
+            deadline = time.monotonic() + 60
+            while line_count(out) < target and proc.poll() is None:
+                assert time.monotonic() < deadline, "no progress"
+                time.sleep(0.001)  # polling the output for progress, not a timing bet
+            proc.send_signal(signal.SIGKILL)
+            assert proc.wait(timeout=30) == -signal.SIGKILL
+    parts = [i["url"] for i in sorted(read_lines(out), key=lambda i: i["order"])]
+    assert parts == whole

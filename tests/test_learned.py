@@ -309,3 +309,42 @@ def test_slack_waits_for_the_server_of_a_much_better_url():
     queues.push(close, (-close.score, close.seq))
     assert queues.pop(ready, accept(0.5)) is close  # within the slack
     assert queues.pop(None, accept(0.0)) is best  # nothing is busy: the best, as always
+
+
+# -- the slack through the scheduler ---------------------------------------------------------
+def _scheduler(slack: float):
+    from types import SimpleNamespace
+
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.scheduler import FocusScheduler
+
+    class _Spider(Spider):
+        name = "slack"
+
+    crawler = get_crawler(_Spider, {"FOCUS_STRATEGY": "best-first", "FOCUS_DELAY": 0,
+                                    "FOCUS_SLACK": slack, "FOCUS_MAX_PAGES": 0})
+    crawler.engine = SimpleNamespace(_slot=None)  # no engine: nothing to wake
+    sched = FocusScheduler.from_crawler(crawler)
+    spider = _Spider()
+    spider.crawler = crawler
+    sched.open(spider)
+    for url, score in (("http://good.test/a", 0.9), ("http://good.test/b", 0.8),
+                       ("http://poor.test/c", 0.1)):
+        sched.enqueue_request(Request(url, meta={"focus": {"parent": "http://s.test/",
+                                                           "parent_score": score}}))
+    return sched
+
+
+@pytest.mark.parametrize("slack, second", [(1.0, "http://poor.test/c"), (0.5, None)])
+def test_the_scheduler_waits_for_a_busy_server_within_the_slack(slack, second):
+    sched = _scheduler(slack)
+    first = sched.next_request()
+    assert first.url == "http://good.test/a"  # good.test is now busy (one connection)
+    nxt = sched.next_request()
+    assert (nxt.url if nxt is not None else None) == second
+    if second is None:  # the poor URL waits; once good.test is free its next URL goes first
+        sched.policy.unreserve("good.test")
+        assert sched.next_request().url == "http://good.test/b"
+    assert (sched.frontier.slack_waits > 0) == (second is None)

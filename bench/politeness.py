@@ -8,7 +8,13 @@ delay d between request starts, no crawler can do better than H/d requests per s
 politeness bound.  The ``topic`` spider crawls the whole web in the same process, three times:
 
 * **focuscrawl** -- the project's settings: FocusScheduler (per-server queues, leases) and the
-  politeness middleware, FOCUS_DELAY=d, FOCUS_CONCURRENCY_PER_SERVER=1, robots.txt, filters;
+  politeness middleware, FOCUS_DELAY=d, FOCUS_CONCURRENCY_PER_SERVER=1, robots.txt, filters,
+  best-first order;
+* **best-n-first** -- the same with Best-N-First (N=256), work-conserving: while the batch's
+  URLs all wait on busy servers, the next batch is opened for the idle ones;
+* **best-n-first-barrier** -- Best-N-First with Pant et al.'s barrier (FOCUS_BEST_N_BARRIER):
+  the next batch only once the current one is handed out;
+* **learned** -- the default learned order;
 * **scrapy** -- Scrapy's default scheduler with DOWNLOAD_DELAY=d, CONCURRENT_REQUESTS_PER_DOMAIN=1
   and its default DOWNLOAD_DELAY_JITTER=0.5 (each delay drawn in [0.5d, 1.5d]), our middlewares
   and filters off.  Its default queue, DownloaderAwarePriorityQueue, keeps one queue per
@@ -44,7 +50,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 JITTER = 0.03
-MODES = ("focuscrawl", "scrapy", "scrapy-fixed", "scrapy-global")
+MODES = ("focuscrawl", "best-n-first", "best-n-first-barrier", "learned", "scrapy",
+         "scrapy-fixed", "scrapy-global")
+ORDERS = {"focuscrawl": {"FOCUS_STRATEGY": "best-first"},
+          "best-n-first": {"FOCUS_STRATEGY": "best-n-first", "FOCUS_BEST_N": 256},
+          "best-n-first-barrier": {"FOCUS_STRATEGY": "best-n-first", "FOCUS_BEST_N": 256,
+                                   "FOCUS_BEST_N_BARRIER": True},
+          "learned": {"FOCUS_STRATEGY": "learned"}}
 TOPIC = "regex"
 WORDS = "river stone cloud garden paper window music travel market engine".split()
 
@@ -80,8 +92,8 @@ def crawl_settings(mode: str, delay: float) -> Any:
     s.setmodule("settings", priority="project")
     common = {"LOG_LEVEL": "WARNING", "FEEDS": {}, "FOCUS_DEFAULT_FEED": "",
               "FOCUS_MAX_PAGES": 0}
-    if mode == "focuscrawl":
-        extra = {"FOCUS_DELAY": delay, "FOCUS_CONCURRENCY_PER_SERVER": 1}
+    if mode in ORDERS:
+        extra = {"FOCUS_DELAY": delay, "FOCUS_CONCURRENCY_PER_SERVER": 1, **ORDERS[mode]}
     else:
         ours_off = {k: None for k in s.getdict("DOWNLOADER_MIDDLEWARES") if
                     k.startswith("focuscrawl.")}
@@ -184,6 +196,13 @@ async def bench(args: argparse.Namespace) -> None:
               f"{m['early']:>6} {m['busy']:>5}")
     print(f"early: arrivals closer than d - {JITTER * 1000:.0f} ms to the host's previous one; "
           "busy: arrivals while the host had a request in flight")
+    if "focuscrawl" in results:
+        base = results["focuscrawl"]["pages"] / results["focuscrawl"]["wall_s"]
+        for mode in ("best-n-first", "best-n-first-barrier", "learned"):
+            if mode in results:
+                m = results[mode]
+                print(f"{mode} pages/s as a ratio of best-first's: "
+                      f"{m['pages'] / m['wall_s'] / base:.2f}")
 
 
 def main() -> None:

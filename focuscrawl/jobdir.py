@@ -160,7 +160,11 @@ class JobdirMixin:
                 return
             self._open[lease] = _Lease(entry)
         elif kind == "batch":
-            frontier.pop(_never)  # an empty batch is chosen the same way
+            open_batch = getattr(frontier, "open_batch", None)
+            if open_batch is not None:
+                open_batch()
+            else:
+                frontier.pop(_never)
         elif kind == "scored":
             url, score, hot = op[1:4]
             frontier.crawled(url, score, hot, op[4] if len(op) > 4 else None)

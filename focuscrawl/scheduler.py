@@ -317,6 +317,8 @@ class FocusScheduler(JobdirMixin):
             "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
             "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
             "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
+            # the papers' sequential crawler keeps Pant's batch barrier exactly
+            "work_conserving": not (self.strict or s.getbool("FOCUS_BEST_N_BARRIER", False)),
         }
         args = getattr(spider, "args", None)
         if args is not None:
@@ -431,8 +433,8 @@ class FocusScheduler(JobdirMixin):
         batches, flushes = frontier.stats["batches"], frontier.stats["flushes"]
         entry = frontier.pop(ready, self.slack)
         if self.store is not None:
-            if frontier.stats["batches"] != batches:
-                self.store.record("batch")
-            elif entry is None and frontier.stats["flushes"] != flushes:
+            for _ in range(frontier.stats["batches"] - batches):
+                self.store.record("batch")  # Best-N-First chose a batch (maybe two)
+            if entry is None and frontier.stats["flushes"] != flushes:
                 self.store.record("flush")  # a learned order scored its new links
         return entry

@@ -51,6 +51,10 @@ FOCUS_BEST_N = 256  # Best-N-First: links popped per batch (Pant: N=1 greedy, N=
 FOCUS_MAX_BUFFER = 0  # frontier bound; the lowest-scored link is evicted beyond it (0: none;
 #                       Pant et al. used 256)
 FOCUS_RANDOM_SEED = 0  # Best-N-First's random order within a batch is reproducible
+FOCUS_BEST_N_BARRIER = False  # Best-N-First: True chooses the next batch only once every URL of
+#                               the current one was handed out (Pant et al.); False (default)
+#                               opens it early while the batch's URLs all wait on busy servers
+#                               and others idle.  FOCUS_STRICT_ORDER implies the barrier
 FOCUS_HOT_DISTANCE = 3  # Cho's modified crawler: hot if distance_from_hotpage < this
 FOCUS_REORDER = "none"  # Cho's reorder_queue: none (FIFO) | backlinks | score
 FOCUS_DISTILLER_WEIGHT = 0.5  # distiller: share of the parent's hub weight in a link's priority

@@ -295,3 +295,31 @@ def test_linkgraph_distance_and_propagation():
     assert g.add_edge("c", "d") == []  # a duplicate edge changes nothing
     assert g.backlinks("c") == 2
     assert LinkGraph.restore(g.snapshot()).distance("c") == 1
+
+
+def test_work_conserving_best_n_first_opens_the_next_batch_for_idle_servers():
+    def frontier(conserving: bool) -> BestNFirst:
+        f = BestNFirst(n=3, seed=1, work_conserving=conserving)
+        for i in range(3):  # the top three links are on a.test ...
+            f.add(Link(f"a.test/{i}", host="a.test", parent="s", parent_score=0.9))
+        for i in range(3):  # ... three lower ones on b.test
+            f.add(Link(f"b.test/{i}", host="b.test", parent="s", parent_score=0.2))
+        return f
+
+    def not_a(host: str) -> bool:
+        return host != "a.test"
+
+    strict = frontier(False)
+    first = strict.pop()
+    assert first.host == "a.test"
+    assert strict.pop(not_a) is None  # the barrier: a.test's two batch URLs block b.test
+    conserving = frontier(True)
+    assert conserving.pop().url == first.url  # the same first batch, the same seeded order
+    other = conserving.pop(not_a)
+    assert other is not None and other.host == "b.test"  # the next batch, for the idle server
+    assert conserving.stats["batches"] == 2
+    # the first batch's URLs still come first once their server is free
+    assert conserving.pop().host == "a.test"
+    assert conserving.pop().host == "a.test"
+    # nothing at all ready: no batch is opened for nobody
+    assert conserving.pop(lambda h: False) is None and conserving.stats["batches"] == 2

@@ -231,6 +231,16 @@ class ServerQueues:
         heapq.heapify(self._servers)
         self._len = len(entries)
 
+    def has_ready(self, ready: Callable[[str], bool]) -> bool:
+        """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""
+        for heap in self._queues.values():
+            for _, tick, _, entry in heap.items:
+                if entry.queued and entry.tick == tick and ready(entry.host):
+                    return True
+                if not self.round_robin:
+                    break  # one host per heap: its first live item tells
+        return False
+
     def entries(self) -> Iterator[Entry]:
         """Every queued entry (any order)."""
         for heap in self._queues.values():

@@ -23,7 +23,7 @@ _COMMON = {"max_buffer", "round_robin", "seed", "distance_limit"}
 _OPTIONS = {
     "cho": {"reorder"},
     "cho-distance": {"reorder"},
-    "best-n-first": {"n"},
+    "best-n-first": {"n", "work_conserving"},
     "distiller": {"weight", "every"},
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
                 "keyword_scale", "explore_split",

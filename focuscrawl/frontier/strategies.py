@@ -383,11 +383,14 @@ class BestNFirst(Frontier):
 
     name = "best-n-first"
 
-    def __init__(self, *, n: int = 256, **kw: Any) -> None:
+    def __init__(self, *, n: int = 256, work_conserving: bool = False, **kw: Any) -> None:
         if n < 1:
             raise ValueError("N must be at least 1")
         super().__init__(**kw)
         self.n = n
+        # under politeness, open the next batch while the current one's URLs all wait on busy
+        # servers and other servers idle (off: Pant et al.'s sequential crawler, exactly)
+        self.work_conserving = work_conserving
         self.rng = random.Random(self.seed)
         self.batch: list[Entry] = []
         if n == 1:
@@ -409,21 +412,38 @@ class BestNFirst(Frontier):
         if self.n == 1:
             return super().pop(ready, slack)
         if not self.batch:
-            self._fill_batch()
-        for i, entry in enumerate(self.batch):
-            if ready is None or ready(entry.host):
-                del self.batch[i]
-                self._hand_out(entry)
-                return entry
+            self.open_batch()
+        i = self._first_ready(ready, 0)
+        if (i is None and self.work_conserving and ready is not None
+                and self.queues.has_ready(ready)):
+            # every URL left in the batch waits on a busy server while others idle: the next
+            # batch is chosen now, for them (its URLs come after the current batch's)
+            start = len(self.batch)
+            self.open_batch()
+            i = self._first_ready(ready, start)
+        if i is None:
+            return None
+        entry = self.batch.pop(i)
+        self._hand_out(entry)
+        return entry
+
+    def _first_ready(self, ready: Ready, start: int) -> int | None:
+        for i in range(start, len(self.batch)):
+            if ready is None or ready(self.batch[i].host):
+                return i
         return None
 
-    def _fill_batch(self) -> None:
-        while len(self.batch) < self.n:
+    def open_batch(self) -> None:
+        """Choose the next batch: the top N queued links, in seeded random order, handed out
+        after any left of the current one.  Journaled (a "batch" operation) and replayed."""
+        chunk: list[Entry] = []
+        while len(chunk) < self.n:
             entry = self.queues.pop(None)
             if entry is None:
                 break
-            self.batch.append(entry)
-        self.rng.shuffle(self.batch)
+            chunk.append(entry)
+        self.rng.shuffle(chunk)
+        self.batch.extend(chunk)
         self.stats["batches"] += 1
 
     def take(self, url: str) -> Entry | None:
@@ -431,7 +451,7 @@ class BestNFirst(Frontier):
         if self.n == 1:
             return super().take(url)
         if not self.batch:
-            self._fill_batch()
+            self.open_batch()
         for i, entry in enumerate(self.batch):
             if entry.url == url:
                 del self.batch[i]

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import shutil
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,16 +39,22 @@ sys.path.insert(0, str(ROOT))
 
 from focuscrawl.evaluation.compare import (  # noqa: E402
     CompareResult,
+    _slug,
     compare,
     load_repository,
     load_topics,
     record,
     report,
 )
+from focuscrawl.evaluation.metrics import fetched_urls, read_crawl  # noqa: E402
+from focuscrawl.evaluation.repository import Repository  # noqa: E402
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first:n=256",
-              "distiller"]
+              "distiller", "learned"]
 N1, N256 = "best-first", "best-n-first:n=256"
+LEARNED = "learned"
+BUDGETS = (100, 250, 500, 1000)
+SIM_TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
 
 
 def data_dir() -> Path:
@@ -73,15 +81,13 @@ def seed_urls(docweb: Path, topics_path: Path) -> list[str]:
     return list(dict.fromkeys(urls))
 
 
-def record_repository(warc: Path, *, delay: float, force: bool) -> None:
-    """Serve docweb on a free port and crawl it into ``warc`` through the proxy."""
-    if warc.exists() and not force:
-        print(f"repository: {warc} (cached; --force-record records it again)", file=sys.stderr)
-        return
+@contextlib.contextmanager
+def docweb_server(log: Path | None = None) -> Iterator[str]:
+    """docweb's server on a free loopback port; yields its proxy URL, stops it after."""
     tmp = Path(tempfile.mkdtemp(prefix="docweb-bench-"))
     port_file = tmp / "port"
     cmd = [sys.executable, str(docweb_dir() / "serve.py"), "--port", "0", "--port-file",
-           str(port_file), "--log", str(tmp / "access.log")]
+           str(port_file), "--log", str(log or tmp / "access.log")]
     with open(tmp / "server.txt", "wb") as err:
         server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
                                   stdin=subprocess.DEVNULL)
@@ -91,20 +97,29 @@ def record_repository(warc: Path, *, delay: float, force: bool) -> None:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("docweb server did not start: "
                                    + (tmp / "server.txt").read_text(errors="replace"))
-            time.sleep(0.1)
-        proxy = f"http://127.0.0.1:{port_file.read_text().strip()}"
-        seeds = seed_urls(docweb_data(), docweb_data() / "topics.json")
-        record(seeds, warc, proxy=proxy, delay=delay, force=True)
+            time.sleep(0.1)  # waiting for the server to write its port: polling, not a timing
+        yield f"http://127.0.0.1:{port_file.read_text().strip()}"
     finally:
         server.send_signal(signal.SIGTERM)
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
-    log = tmp / "access.log"
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def record_repository(warc: Path, *, delay: float, force: bool) -> None:
+    """Serve docweb on a free port and crawl it into ``warc`` through the proxy."""
+    if warc.exists() and not force:
+        print(f"repository: {warc} (cached; --force-record records it again)", file=sys.stderr)
+        return
+    log = Path(tempfile.mkdtemp(prefix="docweb-log-")) / "access.log"
+    with docweb_server(log) as proxy:
+        seeds = seed_urls(docweb_data(), docweb_data() / "topics.json")
+        record(seeds, warc, proxy=proxy, delay=delay, force=True)
     if log.exists():
         shutil.copy(log, f"{warc}.access.log")  # the server's view, for serve.py --analyze
-    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(log.parent, ignore_errors=True)
 
 
 def verdict(p: dict) -> str:
@@ -157,6 +172,98 @@ def findings(result: CompareResult) -> str:
     return "\n".join(lines)
 
 
+def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: Path,
+                threshold: float = 0.15) -> str:
+    """Relevant pages found in the first K pages, per strategy, beside docweb's oracle.
+
+    Counted as ``../shared/docweb/simulate.py`` counts them (judge score >= threshold, seeds
+    excluded, each page once), so the oracle's numbers and the crawls' are comparable.  The
+    oracle orders the frontier by each target's true relevance: a perfect link predictor.
+    """
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("docweb_simulate", docweb / "simulate.py")
+    assert spec is not None and spec.loader is not None
+    sim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sim)
+    data = docweb_data()
+    urls, idx, graph, _, _ = sim.load(str(data / "corpus.jsonl.gz"))
+    topics = json.loads((data / "topics.json").read_text("utf-8"))["topics"]
+    blocked = {i for i, u in enumerate(urls)
+               if "/stable/auto_examples/" in u and "scikit-learn.org" in u}  # robots.txt
+    budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
+    found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
+    for t in topics:
+        score = {urls[i]: s for i, s in t["ranking"]}
+        rel = {u for u, s in score.items() if s >= threshold}
+        for task, key in SIM_TASKS.items():
+            if task not in result.config["tasks"]:
+                continue
+            seeds = [s if isinstance(s, str) else s["url"] for s in t["seeds"][key]]
+            seed_ids = [idx[s] for s in seeds]
+            order = sim.crawl(lambda p, c, sc=score: sc.get(urls[c], 0.0), seed_ids, graph,
+                              max(budgets), blocked)
+            crawled = [urls[i] for i in order]
+            found[(task, "oracle", t["id"])] = _count(crawled, rel, seeds, budgets)
+            for label in result.config["strategies"]:
+                runs = sorted((out_dir / "crawls" / _slug(task) / _slug(t["id"]) / _slug(label))
+                              .glob("seed*.jsonl"))
+                counts = []
+                for path in runs:
+                    pages = [repo.pages[i].url if i is not None else u for u, i in
+                             ((u, repo.resolve(u)) for u in fetched_urls(read_crawl(path)))]
+                    counts.append(_count(pages, rel, seeds, budgets))
+                if counts:
+                    found[(task, label, t["id"])] = [round(sum(c[k] for c in counts) / len(counts))
+                                                     for k in range(len(budgets))]
+    lines = ["== Relevant pages found in the first K pages (sum over topics), and as a ratio "
+             "of the oracle (a perfect link predictor, docweb's simulate.py)"]
+    names = ["oracle", *result.config["strategies"]]
+    for task in result.config["tasks"]:
+        lines.append(f"[{task}]  " + "  ".join(f"{'@' + str(b):>12}" for b in budgets))
+        total = {n: [sum(v[k] for (tk, s, _), v in found.items() if tk == task and s == n)
+                     for k in range(len(budgets))] for n in names}
+        for n in names:
+            if not any(total[n]):
+                continue
+            cells = [f"{x:5d} {x / o:5.2f}x" if o else f"{x:5d}    - "
+                     for x, o in zip(total[n], total["oracle"], strict=True)]
+            lines.append(f"  {n:22s}" + "  ".join(cells))
+        seeds_only = [n for n in result.config["strategies"] if n != LEARNED]
+        if LEARNED in names and seeds_only:
+            k500 = budgets.index(500) if 500 in budgets else len(budgets) - 1
+            best = max(seeds_only, key=lambda n: total[n][k500])
+            lines.append(f"  paired per topic, {LEARNED} - {best} (the best seed strategy "
+                         f"at @{budgets[k500]}), and {LEARNED} - {N1}:")
+            for other in dict.fromkeys([best, N1]):
+                for k, b in enumerate(budgets):
+                    diffs = [found[(task, LEARNED, tid)][k] - found[(task, other, tid)][k]
+                             for (tk, s, tid) in found if tk == task and s == LEARNED
+                             and (task, other, tid) in found]
+                    if diffs:
+                        lines.append(f"    vs {other:20s} @{b:<5d} "
+                                     + " ".join(f"{d:+d}" for d in diffs)
+                                     + f"   better on {sum(d > 0 for d in diffs)}/{len(diffs)},"
+                                     f" worse on {sum(d < 0 for d in diffs)}")
+    return "\n".join(lines)
+
+
+def _count(pages: list[str], rel: set[str], seeds: list[str], budgets: list[int]) -> list[int]:
+    """Distinct relevant non-seed pages among the first b pages, for each budget b."""
+    seen: set[str] = set()
+    out, n, k = [], 0, 0
+    for b in budgets:
+        while k < min(b, len(pages)):
+            u = pages[k]
+            k += 1
+            if u in rel and u not in seeds and u not in seen:
+                seen.add(u)
+                n += 1
+        out.append(n)
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -201,6 +308,8 @@ def main() -> int:
           f"seeds {args.seeds} (best-n-first only); {args.jobs} crawls at a time")
     print(report(result))
     print(findings(result))
+    print()
+    print(found_table(result, repo, out, docweb_dir()))
     print()
     print(f"time: repository {t_record:.0f} s; {result.config['crawls']} replayed crawls in "
           f"{t_compare / 60:.1f} min (crawl subprocesses {result.config['crawl_seconds']:.0f} s "

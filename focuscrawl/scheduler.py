@@ -60,6 +60,7 @@ def policy_for(crawler: Crawler) -> HostPolicy:
             slow_seconds=s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
             slow_factor=s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
             max_delay=s.getfloat("FOCUS_MAX_DELAY", 30.0),
+            start_log=s.getint("FOCUS_START_LOG", 0),
         )
         crawler._focus_policy = policy  # type: ignore[attr-defined]
     return policy

@@ -94,6 +94,10 @@ FOCUS_SLOW_SECONDS = 5.0  # a response slower than this marks a slow server ...
 FOCUS_SLOW_FACTOR = 2.0  # ... whose delay becomes this times its response time (Heritrix)
 FOCUS_MAX_DELAY = 30.0  # cap on any per-server delay, Crawl-delay included
 FOCUS_ROBOTSTXT_OBEY = True  # robots.txt, including Crawl-delay, checked by our own middleware
+FOCUS_START_LOG = 0  # >0: keep each server's last this many request start times (monotonic, as
+#                      the delay counts them): an audit of politeness from the crawler's side,
+#                      where a loaded machine's late sends do not blur it as arrivals at the
+#                      server do
 
 DOWNLOADER_MIDDLEWARES = {
     # holds a request right before its download; sees every outcome on the way back before any

@@ -47,6 +47,7 @@ def test_reserved_and_active_requests_count_against_the_limit(clock: Clock) -> N
 
 def test_delay_between_starts(clock: Clock) -> None:
     p = policy(clock, delay=2.0)
+    p.server("a").connected = True  # a server fetched before (the first fetch: see below)
     assert p.wait_time("a") == 0
     p.start("a", reserved=False)
     assert p.wait_time("a") is None  # full: concurrency 1
@@ -151,3 +152,18 @@ def test_a_request_that_left_late_pushes_the_next_start(clock: Clock) -> None:
     assert p.server("a").next_start == pytest.approx(101.05)
     p.sent("never-started")
     assert p.wait_time("never-started") == 0
+
+
+def test_the_first_fetch_of_a_server_counts_the_delay_from_its_end(clock: Clock) -> None:
+    """The first request opens the connection and reaches the server late (issue 14: the
+    server saw robots.txt and the first page 35-40 ms apart with a 50 ms delay)."""
+    p = policy(clock, delay=1.0)
+    p.start("a", reserved=False)  # robots.txt, say, at t = 100
+    clock.t = 100.3
+    p.finish("a", 0.3)  # it took 0.3 s, connection set-up included
+    assert p.wait_time("a") == pytest.approx(1.0)  # from its end, not from t = 100
+    clock.t = 101.3
+    p.start("a", reserved=False)
+    clock.t = 101.5
+    p.finish("a", 0.2)  # later fetches on the open connection: from the start, as before
+    assert p.wait_time("a") == pytest.approx(0.8)

@@ -18,6 +18,10 @@ rest of the crawl (WebBase) and, from then on, wait ``slow_factor`` times the la
 after the end of each fetch, never less than the normal delay and never more than ``max_delay``
 (Heritrix's ``delayFactor`` rule, recomputed per fetch so a server that recovers speeds up again).
 
+The first request to a server (robots.txt, usually) opens the connection and reaches the server
+late by the connection's set-up time: the next start waits a delay after its end, not its start,
+so the server never sees two requests closer than the delay.
+
 A robots.txt ``Crawl-delay`` raises the delay of its server (capped at ``max_delay``, like
 Heritrix's ``respectCrawlDelayUpToSeconds``) and applies to the gap after the robots.txt fetch too.
 """
@@ -25,8 +29,9 @@ Heritrix's ``respectCrawlDelayUpToSeconds``) and applies to the gap after the ro
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True)
@@ -42,6 +47,8 @@ class ServerState:
     last_response_time: float = 0.0
     last_start: float | None = None
     started: int = 0
+    connected: bool = False  # a request to this server has ended: its connection is open
+    starts: deque[float] = field(default_factory=deque)  # with start_log: when requests left
 
 
 class HostPolicy:
@@ -53,6 +60,7 @@ class HostPolicy:
         slow_seconds: float = 5.0,
         slow_factor: float = 2.0,
         max_delay: float = 30.0,
+        start_log: int = 0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if concurrency < 1:
@@ -62,6 +70,7 @@ class HostPolicy:
         self.slow_seconds = slow_seconds
         self.slow_factor = slow_factor
         self.max_delay = max_delay
+        self.start_log = start_log  # keep each server's last this many start times (an audit)
         self.clock = clock
         self.servers: dict[str, ServerState] = {}
 
@@ -105,6 +114,10 @@ class HostPolicy:
         state.started += 1
         state.last_start = now
         state.next_start = now + self.current_delay(host)
+        if self.start_log:
+            if len(state.starts) >= self.start_log:
+                state.starts.popleft()
+            state.starts.append(now)
         return now
 
     def sent(self, host: str, now: float | None = None) -> None:
@@ -114,6 +127,8 @@ class HostPolicy:
         if state.last_start is not None and now > state.last_start:
             state.last_start = now
             state.next_start = max(state.next_start, now + self.current_delay(host))
+            if state.starts:
+                state.starts[-1] = now
 
     def finish(
         self, host: str, elapsed: float, *, timed_out: bool = False, now: float | None = None
@@ -122,6 +137,14 @@ class HostPolicy:
         state = self.server(host)
         state.active = max(0, state.active - 1)
         state.last_response_time = elapsed
+        if not state.connected:
+            # The first request to a server also opened the connection (through a proxy: two),
+            # so it reached the server late, and the next one, on the open connection, would
+            # arrive less than a delay after it.  After the first fetch the delay counts from
+            # its end.
+            state.connected = True
+            now = now if now is not None else self.clock()
+            state.next_start = max(state.next_start, now + self.current_delay(host))
         if timed_out or elapsed > self.slow_seconds:
             state.slow = True
             state.concurrency = 1

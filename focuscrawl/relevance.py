@@ -122,8 +122,6 @@ class PageScore:
     score: float
     hot: bool
     keyword_hits: int
-    hits: tuple[int, ...] = ()  # occurrences of each keyword (phrases as consecutive tokens)
-    counts: Counter[str] | None = None  # the page's term counts (title and body)
 
 
 class Topic:
@@ -156,12 +154,7 @@ class Topic:
         """Cosine similarity between the topic and a token list (TF, or TF-IDF if enabled)."""
         if not tokens:
             return 0.0
-        return self.cosine_counts(Counter(tokens))
-
-    def cosine_counts(self, counts: Counter[str]) -> float:
-        """:meth:`cosine` of a page given as term counts."""
-        if not counts:
-            return 0.0
+        counts = Counter(tokens)
         page_tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
         shared = np.array([counts.get(t, 0) for t in self.terms], dtype=np.float64)
         query = self._query_tf
@@ -200,12 +193,8 @@ class Topic:
         tokens = title_tokens + body_tokens
         if self.use_idf:
             self.document_frequencies.add(tokens)
-        counts = Counter(tokens)
-        hits = tuple(self.hits(tokens))
         return PageScore(
-            score=self.cosine_counts(counts),
+            score=self.cosine(tokens),
             hot=self.is_hot(title_tokens, body_tokens),
-            keyword_hits=sum(hits),
-            hits=hits,
-            counts=counts,
+            keyword_hits=sum(self.hits(tokens)),
         )

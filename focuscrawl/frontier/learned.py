@@ -63,6 +63,8 @@ PRIOR_BIAS = -3.0
 # how strongly the topic profile's terms count in the anchor, URL and context words
 PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 _SEED = DENSE.index("seed")
+_DYNAMIC = 3  # host evidence, directory evidence, log(in-links): computed at scoring time
+assert len(DENSE_PRIOR) == len(DENSE) + _DYNAMIC
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
 
 
@@ -261,7 +263,7 @@ class Learned(Frontier):
         if slot is not None:
             self._fetching[entry.url] = slot
             if len(self._fetching) > _MAX_FETCHING:  # pages that never reported back
-                del self._fetching[next(iter(self._fetching))]
+                self.store.free(self._fetching.pop(next(iter(self._fetching))))
         if entry.parent is not None:
             self.parents[entry.url] = entry.parent
 
@@ -281,29 +283,31 @@ class Learned(Frontier):
         else:
             del self._fetching[url]
 
-    def relevance(self, score: float, digest: PageDigest | None) -> float:
-        """A page's label in [0, 1]: its keyword match (SMART ltc over the crawl's IDF, see
-        ``TopicProfile.keyword_cosine``; the spider's plain cosine when there is no digest)
-        or its similarity to the grown profile, whichever is higher."""
+    def relevance(self, score: float, digest: PageDigest | None) -> tuple[float, float]:
+        """A page's label in [0, 1], and its keyword match alone (unclipped).
+
+        The keyword match is SMART ltc over the crawl's IDF (``TopicProfile.keyword_cosine``)
+        over ``keyword_scale``, or the spider's plain cosine over ``relevant_score`` when
+        there is no digest; with ``profile_score`` the similarity to the grown profile may
+        raise the label.
+        """
         if digest is None:
-            return min(1.0, score / self.relevant_score) if self.relevant_score else 0.0
-        by_keywords = min(1.0, self.profile.keyword_cosine(digest) / self.keyword_scale)
-        if self.profile_score <= 0 or self.profile.version == 0:
-            return by_keywords
-        by_profile = min(1.0, self.profile.similarity(digest) / self.profile_score)
-        return max(by_keywords, by_profile)
+            by_keywords = score / self.relevant_score if self.relevant_score else 0.0
+            return min(1.0, by_keywords), by_keywords
+        by_keywords = self.profile.keyword_cosine(digest) / self.keyword_scale
+        label = min(1.0, by_keywords)
+        if self.profile_score > 0 and self.profile.version > 0:
+            label = max(label, min(1.0, self.profile.similarity(digest) / self.profile_score))
+        return label, by_keywords
 
     def on_crawled(self, url: str, score: float, hot: bool) -> None:
         self.flush()
         digest, self._digest = self._digest, None
-        label = self.relevance(score, digest)
+        label, by_keywords = self.relevance(score, digest)
         self.labels[url] = label
-        profile = self.profile
-        profile.observe(digest)
-        if digest is not None:
-            by_keywords = self.profile.keyword_cosine(digest) / self.keyword_scale
-            if by_keywords >= 1.0:
-                profile.feedback(digest, 1.0)
+        self.profile.observe(digest)
+        if digest is not None and by_keywords >= 1.0:
+            self.profile.feedback(digest, 1.0)  # a relevant page by the user's own words
         slot = self._fetching.pop(url, None)
         if slot is not None:
             self._learn(url, slot, label)

@@ -124,7 +124,7 @@ class LinkFeaturizer:
             if not distinct:
                 continue
             value = 1.0 / math.sqrt(len(distinct))
-            for token in distinct:
+            for token in sorted(distinct):  # not set order: it varies with PYTHONHASHSEED
                 cols.append(column(ns, token))
                 vals.append(value)
         cols.append(column("h", host))

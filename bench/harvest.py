@@ -225,12 +225,17 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
         total = {n: [sum(v[k] for (tk, s, _), v in found.items() if tk == task and s == n)
                      for k in range(len(budgets))] for n in names}
         for n in names:
-            if not any(total[n]):
-                continue
             cells = [f"{x:5d} {x / o:5.2f}x" if o else f"{x:5d}    - "
                      for x, o in zip(total[n], total["oracle"], strict=True)]
             lines.append(f"  {n:22s}" + "  ".join(cells))
-        seeds_only = [n for n in result.config["strategies"] if n != LEARNED]
+        k500 = budgets.index(500) if 500 in budgets else len(budgets) - 1
+        lines.append(f"  per topic @{budgets[k500]}: " + ", ".join(
+            f"{tid}: " + " ".join(f"{n.split(':')[0]} {found[(task, n, tid)][k500]}"
+                                  for n in ("oracle", LEARNED, N1)
+                                  if (task, n, tid) in found)
+            for tid in dict.fromkeys(t for (tk, _, t) in found if tk == task)))
+        seeds_only = [n for n in result.config["strategies"]
+                      if n.split(":")[0] != LEARNED]
         if LEARNED in names and seeds_only:
             k500 = budgets.index(500) if 500 in budgets else len(budgets) - 1
             best = max(seeds_only, key=lambda n: total[n][k500])

@@ -319,7 +319,9 @@ class FocusScheduler(JobdirMixin):
             "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
             "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
             # the papers' sequential crawler keeps Pant's batch barrier exactly
-            "work_conserving": not (self.strict or s.getbool("FOCUS_BEST_N_BARRIER", False)),
+            "work_conserving": not (
+                s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)
+            ),
         }
         args = getattr(spider, "args", None)
         if args is not None:

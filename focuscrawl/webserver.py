@@ -375,6 +375,9 @@ class WebServer:
             return Response(503, _error_page(503, "Too many requests"),
                             headers={"Retry-After": str(opt.retry_after)})
         if path == "/robots.txt":
+            page = self.sites.lookup(host, path, "")
+            if page is not None and page.status != 200:  # a site whose robots.txt fails
+                return page
             return Response(200, self.robots(host).encode("utf-8"), "text/plain; charset=utf-8")
         if opt.error_rate:
             with self._lock:

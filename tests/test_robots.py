@@ -9,6 +9,7 @@ was the host's first request and was fetched once.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine
 from typing import Any
 
@@ -198,20 +199,21 @@ async def test_status_outcomes(status: int, expected: str, kind: str) -> None:
 async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
     async def scenario() -> None:
         engine = FakeEngine(error=DownloadTimeoutError("took too long"))
-        mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60)
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60, RETRY_TIMES=1)
         now = [1000.0]
         mw.clock = lambda: now[0]
         assert await outcome(mw, "http://a.test/page.html") == "refused"
         assert mw.stats.get_value("focus/robots/error/DownloadTimeoutError") == 1
+        assert mw.stats.get_value("focus/robots/retries") == 1
         now[0] += 30
         assert await outcome(mw, "http://a.test/other.html") == "refused"
-        assert len(engine.calls) == 1  # within the error TTL: no new fetch
+        assert len(engine.calls) == 2  # one retry, then within the error TTL: no new fetch
         now[0] += 31
         engine.error = None
         engine.body = b"User-agent: *\nDisallow: /other\n"
         assert await outcome(mw, "http://a.test/page.html") == "allowed"
         assert await outcome(mw, "http://a.test/other.html") == "refused"
-        assert len(engine.calls) == 2
+        assert len(engine.calls) == 3
 
     await as_deferred(scenario())
 
@@ -220,7 +222,8 @@ async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
 async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> None:
     async def scenario() -> None:
         engine = FakeEngine(b"User-agent: *\nDisallow: /old/\n")
-        mw = make_mw(engine, FOCUS_ROBOTSTXT_TTL=100, FOCUS_ROBOTSTXT_ERROR_TTL=10)
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_TTL=100, FOCUS_ROBOTSTXT_ERROR_TTL=10,
+                     RETRY_ENABLED=False)
         now = [0.0]
         mw.clock = lambda: now[0]
         assert await outcome(mw, "http://a.test/new/x") == "allowed"
@@ -312,3 +315,25 @@ async def test_no_disallowed_fetch_while_a_slow_robots_txt_loads(server, proxy_t
     assert max(r["inflight_host"] for r in rows) > 1  # the requests really were concurrent
     assert result.stats["focus/robots/disallowed"] == 8
     assert sorted(i["url"] for i in result.items) == sorted(s for s in seeds if "pub" in s)
+
+
+DOWN_HOST = "downrobots.test"
+DOWN_PAGES = {DOWN_HOST: {"/robots.txt": Page("busy", status=503),
+                          "/a.html": Page("<html><title>alpha</title><body>alpha</body></html>")}}
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_unreachable_robots_txt_is_one_info_line_not_an_error(proxy_to, caplog):
+    """robots.txt answering 503 is retried RETRY_TIMES times by the middleware itself (Scrapy's
+    retry middleware would log ERROR with a traceback), then one INFO line disallows the host."""
+    with ServerProcess(pages=DOWN_PAGES) as srv:
+        proxy_to(srv)
+        caplog.set_level("INFO")
+        settings = project_settings(FOCUS_DELAY=0, RETRY_TIMES=2, FOCUS_MAX_PAGES=5)
+        result = await crawl(settings, keywords="alpha", seeds=srv.url(DOWN_HOST, "/a.html"))
+        paths = [r["path"] for r in srv.read_log()]
+    assert paths == ["/robots.txt"] * 3  # the page waits (disallowed while unreachable)
+    assert result.stats["focus/robots/retries"] == 2
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    lines = [r.getMessage() for r in caplog.records if "robots.txt of" in r.getMessage()]
+    assert len(lines) == 1 and "503" in lines[0] and "disallowing" in lines[0]

@@ -122,6 +122,10 @@ class RobotsTxtMiddleware:
         self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
         self.ttl = s.getfloat("FOCUS_ROBOTSTXT_TTL", 86400.0)
         self.error_ttl = s.getfloat("FOCUS_ROBOTSTXT_ERROR_TTL", 600.0)
+        # retried here, not by Scrapy's RetryMiddleware: its "Gave up retrying" is an ERROR
+        # line with a traceback per host, for what is an ordinary state of the web
+        self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
+        self.retry_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES", [])}
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         self.policy = policy_for(crawler)
         self.clock = time.monotonic
@@ -185,22 +189,34 @@ class RobotsTxtMiddleware:
         robots_request = Request(
             url,
             priority=self.DOWNLOAD_PRIORITY,
-            meta={"dont_obey_robotstxt": True, "focus_robots": True},
+            meta={"dont_obey_robotstxt": True, "focus_robots": True, "dont_retry": True},
             callback=NO_CALLBACK,
             dont_filter=True,
         )
-        self.stats.inc_value("focus/robots/requests")
-        try:
-            response = await self.crawler.engine.download_async(robots_request)
-        except IgnoreRequest:
-            self.stats.inc_value("focus/robots/ignored")
-            return Rules(ALLOW_ALL, self.clock() + self.ttl)
-        except Exception as e:
-            logger.info("robots.txt of %s unreachable (%r): disallowing for %.0f s",
-                        key, e, self.error_ttl)
-            self.stats.inc_value(f"focus/robots/error/{type(e).__name__}")
-            return self._unreachable(key)
-        return self._rules_from(key, url, response)
+        attempt = 0
+        while True:
+            self.stats.inc_value("focus/robots/requests")
+            try:
+                response = await self.crawler.engine.download_async(robots_request)
+            except IgnoreRequest:
+                self.stats.inc_value("focus/robots/ignored")
+                return Rules(ALLOW_ALL, self.clock() + self.ttl)
+            except Exception as e:
+                if attempt < self.retries:
+                    attempt, robots_request = self._retry(attempt, robots_request)
+                    continue
+                logger.info("robots.txt of %s unreachable (%s: %s): disallowing for %.0f s",
+                            key, type(e).__name__, e, self.error_ttl)
+                self.stats.inc_value(f"focus/robots/error/{type(e).__name__}")
+                return self._unreachable(key)
+            if response.status in self.retry_codes and attempt < self.retries:
+                attempt, robots_request = self._retry(attempt, robots_request)
+                continue
+            return self._rules_from(key, url, response)
+
+    def _retry(self, attempt: int, request: Request) -> tuple[int, Request]:
+        self.stats.inc_value("focus/robots/retries")
+        return attempt + 1, request.replace()
 
     def _rules_from(self, key: str, url: str, response: Response) -> Rules:
         status = response.status

@@ -619,3 +619,14 @@ def test_killing_a_worker_loses_no_url(larger_site, cluster, redis_server):
     assert (st["inflight"], st["entries"], st["workers"]) == (0, 0, 0)
     assert st["fetched"] == len({u for u in requested(rows)
                                  if u != "h2.test/old.html"})  # un-counted when refetched
+
+
+def test_redis_url_comes_from_the_environment_unless_given_on_the_command_line():
+    from focuscrawl.distributed.connection import redis_settings
+
+    env = {"REDIS_URL": "redis://10.0.0.7:6380/2"}
+    module = Settings({"REDIS_URL": "redis://127.0.0.1:6379/0"}, priority="project")
+    assert redis_settings(module, env)["REDIS_URL"] == env["REDIS_URL"]
+    assert redis_settings(module, {})["REDIS_URL"] == "redis://127.0.0.1:6379/0"
+    module.set("REDIS_URL", "redis://10.0.0.8:6379/0", priority="cmdline")
+    assert redis_settings(module, env)["REDIS_URL"] == "redis://10.0.0.8:6379/0"

@@ -1,7 +1,9 @@
 """One worker's link to the crawl in Redis, shared by its scheduler and politeness middleware.
 
 The connection comes from scrapy-redis's ``get_redis_from_settings`` (``REDIS_URL``,
-``REDIS_PARAMS``..., so a scrapy-redis user's settings work as they are).  A worker is named
+``REDIS_PARAMS``..., so a scrapy-redis user's settings work as they are); a ``REDIS_URL``
+environment variable (as deployment tools pass it) replaces the settings module's default, and
+gives way to a ``-s REDIS_URL=...`` on the command line.  A worker is named
 ``<hostname>-<pid>-<random>``; the crawl's keys live under ``FOCUS_REDIS_KEY`` (default
 ``focuscrawl:<spider>:``), so two crawls sharing one Redis server stay apart.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings
 
 from .frontier import RedisFrontier
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from redis import Redis
     from scrapy import Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
 
 
 @dataclass
@@ -47,12 +51,22 @@ def key_prefix(template: str, spider_name: str) -> str:
     return prefix
 
 
+def redis_settings(settings: BaseSettings, environ: Any = os.environ) -> BaseSettings:
+    """The settings to connect with: ``REDIS_URL`` from the environment unless given as -s."""
+    url = environ.get("REDIS_URL")
+    if not url or (settings.getpriority("REDIS_URL") or 0) >= get_settings_priority("cmdline"):
+        return settings
+    copy = settings.copy()
+    copy.set("REDIS_URL", url, priority="cmdline")
+    return copy
+
+
 def worker_for(crawler: Crawler) -> Worker:
     """This process's worker for the crawl (created on first use)."""
     worker = getattr(crawler, "_focus_redis_worker", None)
     if worker is None:
         settings = crawler.settings
-        client = get_redis_from_settings(settings)
+        client = get_redis_from_settings(redis_settings(settings))
         name = getattr(crawler.spidercls, "name", None) or "crawl"
         prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), name)
         wid = worker_id()

@@ -128,6 +128,7 @@ class JobdirMixin:
             "open": [(lease, _entry_tuple(held.entry), held.counted, held.order)
                      for lease, held in sorted(self._open.items())],
             "orders": dict(self._orders),
+            "order_options": self.order_options,
         }
 
     def _restore(self, state: dict[str, Any]) -> None:
@@ -135,6 +136,9 @@ class JobdirMixin:
         if state.get("version") != STATE_VERSION:
             raise StoreError(f"{self._state_path()} holds state version {state.get('version')}"
                              f", this focuscrawl reads {STATE_VERSION}; use a new JOBDIR")
+        saved = state.get("order_options")
+        if saved is not None:
+            self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self.pages = state["pages"]
         self._order = state["order"]
@@ -142,6 +146,16 @@ class JobdirMixin:
         self._open = {lease: _Lease(_entry_from(t), counted, order)
                       for lease, t, counted, order in state["open"]}
         self._orders = dict(state["orders"])
+
+    def _check_order_options(self, saved: dict[str, Any]) -> None:
+        """A resumed crawl keeps its crawl order: name the first option that differs."""
+        for name in sorted(set(saved) | set(self.order_options)):
+            was, now = saved.get(name), self.order_options.get(name)
+            if was != now:
+                raise StoreError(
+                    f"JOBDIR {self.jobdir} holds a crawl with {name}={was!r}, this one asks "
+                    f"{name}={now!r}: resume with the same crawl-order settings, or use a new "
+                    f"JOBDIR")
 
     def _replay(self, op: tuple) -> None:
         """Apply one journaled operation, exactly as it was applied live."""

@@ -30,9 +30,10 @@ from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
 from .frontier import DEFAULT_STRATEGY, Entry, Frontier, HostPolicy, Link, make_frontier
-from .frontier.stores import SQLiteStore
+from .frontier.stores import SQLiteStore, StoreError
 from .jobdir import JobdirMixin, _Lease, _link_tuple
 from .middlewares.journal import FROM_KEY, completion_for
+from .signals import START_ERROR_STAT
 from .urls import canonical, host
 
 if TYPE_CHECKING:
@@ -118,6 +119,8 @@ class FocusScheduler(JobdirMixin):
         self._snapshot_ops = 0
         self._max_open = 0
         self.completion = completion_for(crawler)
+        self.error: str | None = None  # the crawl could not start (see open)
+        self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
 
@@ -131,11 +134,22 @@ class FocusScheduler(JobdirMixin):
         options = self._options(spider)
         self.max_pages = options.pop("max_pages")
         strategy = options.pop("strategy")
-        if strategy == "learned" and not options.get("keywords"):
-            strategy = self._without_keywords(spider)
-        self.frontier = make_frontier(strategy, **options)
-        if self.jobdir:
-            self._load()
+        try:
+            if strategy == "learned" and not options.get("keywords"):
+                strategy = self._without_keywords(spider)
+            self.order_options = {"strategy": strategy, **options}
+            self.frontier = make_frontier(strategy, **options)
+            if self.jobdir:
+                self._load()
+        except (NotConfigured, StoreError) as e:
+            # one line and a non-zero exit (focuscrawl.commands.crawl), not a traceback: the
+            # crawl ends at once, every request it is given is dropped
+            self.error = str(e)
+            self.frontier = None
+            self.store = None
+            logger.error("focuscrawl: %s", self.error)
+            self.stats.set_value(START_ERROR_STAT, self.error)
+            return
         logger.info(
             "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, self.max_pages,
             f", resumed with {len(self.frontier)} queued and {self.pages} fetched"
@@ -158,6 +172,8 @@ class FocusScheduler(JobdirMixin):
         return len(self.frontier) if self.frontier is not None else 0
 
     def enqueue_request(self, request: Request) -> bool:
+        if self.error is not None:
+            return False
         assert self.frontier is not None, "enqueue_request() before open()"
         meta = request.meta
         lease = meta.pop("focus_lease", None)  # a redirect or retry copies the original's meta

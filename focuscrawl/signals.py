@@ -8,3 +8,7 @@ page_scored = object()
 #: ``request``, ``status`` (None when no response came back), ``spider``.  The scheduler frees
 #: the request's share of the MAX_PAGES budget and counts the page.
 request_finished = object()
+
+#: The stat a component sets (to its one-line message) when the crawl cannot start; the crawl
+#: then ends at once and ``scrapy crawl`` exits non-zero (``focuscrawl.commands.crawl``).
+START_ERROR_STAT = "focus/start_error"

@@ -19,6 +19,7 @@ DOWNLOAD_TIMEOUT = 10  # Pant et al.: 10 s per page
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 10
 LOG_LEVEL = "INFO"
+COMMANDS_MODULE = "focuscrawl.commands"  # scrapy crawl exits 1 when the crawl cannot start
 # Per-server limits are enforced by FocusScheduler + PolitenessMiddleware; Scrapy's own slots
 # must never be the bottleneck (nor the only guard: it was seen exceeding them).
 CONCURRENT_REQUESTS = 32

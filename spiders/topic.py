@@ -29,6 +29,7 @@ from focuscrawl.learning import PageDigest
 from focuscrawl.relevance import Topic, tokenize
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
+from focuscrawl.signals import START_ERROR_STAT
 from focuscrawl.urls import canonical
 
 logger = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ class TopicSpider(scrapy.Spider):
         if self.argument_error:
             logger.error("focuscrawl: %s", self.argument_error)
             self.crawler.stats.set_value("focus/argument_error", self.argument_error)
+            self.crawler.stats.set_value(START_ERROR_STAT, self.argument_error)
             raise CloseSpider("bad_arguments")
         assert self.args is not None and self.topic is not None
         for url in self.args.seeds:

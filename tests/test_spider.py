@@ -182,6 +182,32 @@ def test_argument_error_is_one_line_on_the_command_line(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert "focuscrawl: keywords are required" in lines[0]
     assert "Traceback" not in proc.stderr
+    assert proc.returncode == 1  # a crawl that cannot start does not report success
+
+
+def test_a_jobdir_resumed_with_another_crawl_order_stops_with_one_line(tmp_path):
+    """The first run is a crawl (its seed is a local address: it ends at once, exit 0); the
+    second asks another strategy of the same JOBDIR: one line naming it, exit 1."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("http_proxy", None)
+
+    def run(strategy: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=alpha",
+             "-a", "seeds=http://127.0.0.1:9/", "-a", f"strategy={strategy}",
+             "-s", f"JOBDIR={tmp_path / 'job'}", "-s", "LOG_LEVEL=ERROR",
+             "-o", str(tmp_path / "out.jsonl")],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )
+
+    first = run("best-first")
+    assert first.returncode == 0, first.stderr
+    again = run("cho")
+    lines = [ln for ln in again.stderr.splitlines() if ln.strip()]
+    assert again.returncode == 1
+    assert len(lines) == 1 and "Traceback" not in again.stderr, again.stderr
+    assert "strategy='best-first'" in lines[0] and "strategy='cho'" in lines[0]
+    assert run("best-first").returncode == 0  # the same order resumes
 
 
 def test_seeds_from_a_file(tmp_path):

@@ -34,6 +34,7 @@ from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
 from ..scheduler import FocusScheduler
+from ..signals import START_ERROR_STAT
 from ..urls import canonical
 from .connection import worker_for
 
@@ -104,6 +105,7 @@ class RedisFocusScheduler(FocusScheduler):
         if self.error is not None:
             logger.error("focuscrawl distributed: %s", self.error)
             self.stats.set_value("focus/cluster/error", self.error)
+            self.stats.set_value(START_ERROR_STAT, self.error)
             return
         for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)

@@ -1,0 +1,1 @@
+"""Project commands (``COMMANDS_MODULE``): ``crawl`` with an exit status that tells."""

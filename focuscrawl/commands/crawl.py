@@ -1,0 +1,48 @@
+"""``scrapy crawl`` that exits non-zero when the crawl could not start.
+
+Scrapy's own command exits 0 when a spider closes at once because of bad arguments, a JOBDIR
+of another crawl, or an unreachable Redis: Scrapyd, cron and shell scripts then report success.
+Here the component that refuses the crawl logs one line and sets ``focus/start_error`` (or the
+spider closes with ``bad_arguments``); this command turns that into exit status 1.  Selected
+by ``COMMANDS_MODULE = "focuscrawl.commands"`` in the settings (Scrapyd runs the same command).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.commands.crawl import Command as ScrapyCrawl
+from scrapy.exceptions import UsageError
+
+from ..signals import START_ERROR_STAT
+
+if TYPE_CHECKING:
+    import argparse
+
+    from scrapy.crawler import Crawler
+
+#: finish reasons of a crawl that never started
+START_FAILURES = frozenset({"bad_arguments"})
+
+
+def failed_to_start(crawler: Crawler) -> bool:
+    stats = crawler.stats
+    if stats is None:
+        return True
+    return bool(stats.get_value(START_ERROR_STAT)
+                or stats.get_value("finish_reason") in START_FAILURES)
+
+
+class Command(ScrapyCrawl):
+    def short_desc(self) -> str:
+        return "Run a spider of the current project, by name (exit 1 if it could not start)"
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if len(args) != 1:
+            raise UsageError("give one spider, e.g. scrapy crawl topic -a keywords=...")
+        assert self.crawler_process
+        crawler = self._create_crawler(args[0])
+        self.crawler_process.crawl(crawler, **opts.spargs)
+        self.crawler_process.start()
+        if self.crawler_process.bootstrap_failed or failed_to_start(crawler):
+            self.exitcode = 1

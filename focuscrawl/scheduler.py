@@ -25,7 +25,9 @@ from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.conf import build_component_list
 from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
@@ -135,6 +137,7 @@ class FocusScheduler(JobdirMixin):
         self.max_pages = options.pop("max_pages")
         strategy = options.pop("strategy")
         try:
+            self._check_components()
             if strategy == "learned" and not options.get("keywords"):
                 strategy = self._without_keywords(spider)
             self.order_options = {"strategy": strategy, **options}
@@ -297,6 +300,22 @@ class FocusScheduler(JobdirMixin):
 
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
+
+    def _check_components(self) -> None:
+        """Refuse to start, rather than hang, without the middlewares the scheduler relies on
+        (a project that set only ``SCHEDULER``)."""
+        needs = [("DOWNLOADER_MIDDLEWARES", "sends_request_finished",
+                  "focuscrawl.middlewares.politeness.PolitenessMiddleware")]
+        if self.jobdir:
+            needs.append(("SPIDER_MIDDLEWARES", "marks_pages_done",
+                          "focuscrawl.middlewares.journal.PageCompletionMiddleware"))
+        for setting, marker, name in needs:
+            enabled = build_component_list(self.settings.getwithbase(setting))
+            if not any(getattr(load_object(c), marker, False) for c in enabled):
+                raise NotConfigured(
+                    f"{type(self).__name__} needs {name} in {setting}; switch focuscrawl on "
+                    f"with ADDONS = {{\"focuscrawl.addon.FocusCrawl\": 0}} (it sets "
+                    f"everything) or use focuscrawl's settings module")
 
     def _without_keywords(self, spider: Spider) -> str:
         """The learned order needs the topic's keywords.  A spider that reported bad arguments

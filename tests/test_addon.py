@@ -199,3 +199,23 @@ def test_without_the_addon_scrapys_scheduler_crawls_everything(project, site) ->
     assert len({i["url"] for i in items}) == ALL_PAGES
     assert all(i["order"] is None for i in items)
     assert "focus/" not in log
+
+
+def test_the_scheduler_alone_refuses_to_start_instead_of_hanging(project, site) -> None:
+    """Scrapy's scheduler crawl test shape: another project, only SCHEDULER set.  Without the
+    politeness middleware nothing would free a server's slot; the crawl stops at open with one
+    line naming what is missing and the add-on, and fetches nothing."""
+    start = len(site.read_log())
+    items, log = run(project, site, "scheduler-alone", "ADDONS={}",
+                     "SCHEDULER=focuscrawl.scheduler.FocusScheduler")
+    assert items == []
+    errors = [ln for ln in log.splitlines() if " ERROR: " in ln]
+    assert len(errors) == 1, log
+    assert "PolitenessMiddleware" in errors[0] and "focuscrawl.addon.FocusCrawl" in errors[0]
+    assert len(site.read_log()) == start  # nothing was fetched
+
+
+def test_with_only_the_addon_the_crawl_ends_with_every_page(project, site) -> None:
+    items, log = run(project, site, "addon-all", f"FOCUS_DELAY={DELAY}")
+    assert sorted(i["url"] for i in items) == sorted(
+        f"http://{host}{path}" for host, pages in SITE.items() for path in pages)

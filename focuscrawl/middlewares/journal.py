@@ -78,6 +78,9 @@ def lease_of(response: Any) -> int | None:
 
 
 class PageCompletionMiddleware:
+    #: FocusScheduler with JOBDIR needs it: a page not marked done is fetched again on resume
+    marks_pages_done = True
+
     def __init__(self, completion: Completion) -> None:
         self.completion = completion
 

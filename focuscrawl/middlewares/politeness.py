@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 
 class PolitenessMiddleware:
+    #: FocusScheduler needs a downloader middleware that sends ``request_finished``: it frees
+    #: the server's slot and the MAX_PAGES budget (without one a crawl would wait forever)
+    sends_request_finished = True
+
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.policy = policy_for(crawler)

@@ -55,7 +55,7 @@ def directories_for(crawler: Crawler) -> DirectoryStats | None:
             min_pages=s.getint("FOCUS_IRRELEVANT_DIR_PAGES", 25),
             share=s.getfloat("FOCUS_IRRELEVANT_DIR_SHARE", 0.9),
         )
-        relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.2)
+        relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)  # settings/__init__.py
 
         def scored(url: str, score: float, **kwargs: Any) -> None:
             if dirs.record(url, score >= relevant_score):

@@ -301,6 +301,17 @@ class FocusScheduler(JobdirMixin):
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
 
+    def progress(self) -> dict[str, int] | None:
+        """Figures for the focus log line (focuscrawl.logstats); None if the crawl never
+        started."""
+        f = self.frontier
+        if f is None:
+            return None
+        servers = self.policy.servers.values()
+        return {"pages": self.pages, "max_pages": self.max_pages, "queued": len(f),
+                "hot": f.stats.get("pages_hot", 0), "servers": len(self.policy.servers),
+                "servers_busy": sum(1 for s in servers if s.active or s.pending)}
+
     def _check_components(self) -> None:
         """Refuse to start, rather than hang, without the middlewares the scheduler relies on
         (a project that set only ``SCHEDULER``)."""

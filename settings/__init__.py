@@ -28,6 +28,10 @@ DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = False
 
 SCHEDULER = "focuscrawl.scheduler.FocusScheduler"
+# a focus line every LOGSTATS_INTERVAL (pages/MAX_PAGES, harvest, hot, queued, servers, ETA)
+# and a summary line at the end; FOCUS_LOGSTATS = False switches it off
+EXTENSIONS = {"focuscrawl.logstats.FocusLogStats": 0}
+FOCUS_LOGSTATS = True
 
 FEED_EXPORT_ENCODING = "utf-8"
 

@@ -111,6 +111,33 @@ async def test_max_pages_is_exact(server, proxy_to):
     assert result.stats["focus/pages_fetched"] == 3
 
 
+@pytest_twisted.ensureDeferred
+async def test_the_log_ends_with_a_focus_summary(server, proxy_to, caplog, tmp_path):
+    proxy_to(server)
+    caplog.set_level("INFO")
+    out = tmp_path / "out.jsonl"
+    result = await crawl(project_settings(FOCUS_DELAY=0, FEEDS={str(out): {"format": "jsonl"}}),
+                         keywords="regex", seeds="http://a.test/index.html", max_pages="4")
+    relevant = result.stats["focus/relevant_pages"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "focuscrawl.logstats"]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("Focus finished (finished) in ")
+    assert f": 4 pages, {relevant} relevant (harvest {relevant / 4:.2f}), " in lines[0]
+    assert lines[0].endswith(f"output: {out}")
+    assert len(out.read_text().splitlines()) == len(result.items)
+
+
+def test_focus_line_says_share_harvest_and_eta():
+    from focuscrawl.logstats import focus_line
+
+    p = {"pages": 120, "max_pages": 500, "queued": 2345, "hot": 37, "servers": 9,
+         "servers_busy": 3}
+    assert focus_line(p, 51, 2.0) == ("120/500 pages (24%), 51 relevant (harvest 0.42), 37 hot, "
+                                      "2345 queued, servers 3 busy of 9, 120 pages/min, ETA 3m10s")
+    assert focus_line(dict(p, queued=0), 51, None, final=True) == (
+        "120 pages, 51 relevant (harvest 0.42), 37 hot, 0 queued, servers 3 busy of 9")
+
+
 def test_outlink_requests_carry_what_the_scheduler_needs():
     spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
     spider.settings = project_settings()

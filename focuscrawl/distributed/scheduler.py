@@ -123,6 +123,14 @@ class RedisFocusScheduler(FocusScheduler):
             max(0, st["workers"] - 1),
         )
 
+    def progress(self) -> dict[str, int] | None:
+        """The cluster's figures for the focus log line (one Redis round trip)."""
+        if self.error is not None:
+            return None
+        st = self.frontier.status()
+        return {"pages": st["fetched"], "max_pages": self.max_pages, "queued": st["entries"],
+                "hot": st["pages_hot"], "workers": st["workers"]}
+
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()

@@ -22,6 +22,13 @@ def project_settings(**overrides: Any) -> Settings:
     return s
 
 
+#: the middlewares FocusScheduler refuses to start without, for a bare get_crawler()
+SCHEDULER_PARTS: dict[str, Any] = {
+    "DOWNLOADER_MIDDLEWARES": {"focuscrawl.middlewares.politeness.PolitenessMiddleware": 950},
+    "SPIDER_MIDDLEWARES": {"focuscrawl.middlewares.journal.PageCompletionMiddleware": 1},
+}
+
+
 @dataclass
 class CrawlResult:
     items: list[dict[str, Any]] = field(default_factory=list)

@@ -39,6 +39,7 @@ from focuscrawl.middlewares.journal import FROM_KEY
 from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.webserver import ServerProcess
 
+from .conftest import SCHEDULER_PARTS
 from .jobdir_site import (
     crawl_command,
     line_count,
@@ -114,7 +115,8 @@ def scheduler_for(jobdir: Path, strategy: str, **settings) -> FocusScheduler:
     crawler = get_crawler(_Spider, {"JOBDIR": str(jobdir), "FOCUS_STRATEGY": strategy,
                                     "FOCUS_MAX_PAGES": 0, "FOCUS_DELAY": 0,
                                     "FOCUS_CONCURRENCY_PER_SERVER": 2,
-                                    "FOCUS_JOURNAL_SNAPSHOT_OPS": 60, **settings})
+                                    "FOCUS_JOURNAL_SNAPSHOT_OPS": 60, **SCHEDULER_PARTS,
+                                    **settings})
     crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
     sched = FocusScheduler.from_crawler(crawler)
     spider = _Spider()

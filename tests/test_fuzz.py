@@ -24,7 +24,7 @@ from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.urls import canonical
 from spiders.topic import TopicSpider
 
-from .conftest import project_settings
+from .conftest import SCHEDULER_PARTS, project_settings
 
 EXAMPLES = int(os.environ.get("FOCUS_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
@@ -141,7 +141,8 @@ def _spider(**kwargs: Any) -> TopicSpider:
 
 
 SPIDERS = [_spider(), _spider(allowed_domains="a.test")]
-_crawler = get_crawler(Spider, {"FOCUS_STRATEGY": "cho-distance", "FOCUS_MAX_PAGES": 0})
+_crawler = get_crawler(Spider, {"FOCUS_STRATEGY": "cho-distance", "FOCUS_MAX_PAGES": 0,
+                                **SCHEDULER_PARTS})
 _crawler.engine = type("NoEngine", (), {"_slot": None})()
 SCHEDULER = FocusScheduler.from_crawler(_crawler)
 SCHEDULER.open(Spider("fuzz"))

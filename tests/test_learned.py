@@ -19,6 +19,8 @@ from focuscrawl.learning import FeatureStore, LinkFeaturizer, LinkModel, PageDig
 from focuscrawl.relevance import Topic, tokenize
 from focuscrawl.urls import host
 
+from .conftest import SCHEDULER_PARTS
+
 # -- a web where the topic hides behind off-topic hubs ---------------------------------------
 # A portal links to 30 section hubs; each hub (off-topic itself) links to 10 pages.  Three
 # sections are about glaciers: their pages say "glacier", and the hubs' links to them read
@@ -324,7 +326,7 @@ def _scheduler(slack: float):
         name = "slack"
 
     crawler = get_crawler(_Spider, {"FOCUS_STRATEGY": "best-first", "FOCUS_DELAY": 0,
-                                    "FOCUS_SLACK": slack, "FOCUS_MAX_PAGES": 0})
+                                    "FOCUS_SLACK": slack, "FOCUS_MAX_PAGES": 0, **SCHEDULER_PARTS})
     crawler.engine = SimpleNamespace(_slot=None)  # no engine: nothing to wake
     sched = FocusScheduler.from_crawler(crawler)
     spider = _Spider()

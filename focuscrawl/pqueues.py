@@ -21,19 +21,14 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
-from .frontier import DEFAULT_STRATEGY, Link, make_frontier
+from .frontier import Link, make_frontier
+from .options import frontier_options
 from .scheduler import pages_in_spider, server_key
 from .urls import canonical
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-
-
-def _keywords(crawler: Crawler) -> Any:
-    """The topic's keywords, for an order that learns: the spider's, else FOCUS_KEYWORDS."""
-    args = getattr(getattr(crawler, "spider", None), "args", None)
-    return list(args.keywords) if args is not None else crawler.settings.get("FOCUS_KEYWORDS")
 
 
 class FocusPriorityQueue:
@@ -44,24 +39,10 @@ class FocusPriorityQueue:
         self.crawler = crawler
         self.key = key
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
-        self.frontier = make_frontier(
-            s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
-            n=s.getint("FOCUS_BEST_N", 256),
-            max_buffer=s.getint("FOCUS_MAX_BUFFER", 0),
-            seed=s.getint("FOCUS_RANDOM_SEED", 0),
-            distance_limit=s.getint("FOCUS_HOT_DISTANCE", 3),
-            reorder=s.get("FOCUS_REORDER", "none"),
-            weight=s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
-            every=s.getint("FOCUS_DISTILLER_EVERY", 50),
-            round_robin=s.getint("FOCUS_ROUND_ROBIN", 0),
-            keywords=_keywords(crawler),
-            relevant_score=s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
-            learn_every=s.getint("FOCUS_LEARN_EVERY", 25),
-            explore=s.getfloat("FOCUS_EXPLORE", 1.0),
-            discount=s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-            profile_score=s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
-            memory=s.getint("FOCUS_LEARN_MEMORY", 5000),
-        )
+        options = frontier_options(s, getattr(crawler, "spider", None))
+        for name in ("max_pages", "work_conserving"):  # Scrapy's scheduler: no budget, no slots
+            options.pop(name)
+        self.frontier = make_frontier(options.pop("strategy"), **options)
         self._requests: dict[str, Request] = {}
         self._pending: dict[str, dict] = {}
         self.strict = s.getbool("FOCUS_STRICT_ORDER", False)

@@ -31,10 +31,11 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
-from .frontier import DEFAULT_STRATEGY, Entry, Frontier, HostPolicy, Link, make_frontier
+from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
 from .frontier.stores import SQLiteStore, StoreError
 from .jobdir import JobdirMixin, _Lease, _link_tuple
 from .middlewares.journal import FROM_KEY, completion_for
+from .options import frontier_options
 from .signals import START_ERROR_STAT
 from .urls import canonical, host
 
@@ -346,37 +347,7 @@ class FocusScheduler(JobdirMixin):
         return "best-first"
 
     def _options(self, spider: Spider) -> dict[str, Any]:
-        s = self.settings
-        options: dict[str, Any] = {
-            "strategy": s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
-            "max_pages": s.getint("FOCUS_MAX_PAGES", 2000),
-            "n": s.getint("FOCUS_BEST_N", 256),
-            "max_buffer": s.getint("FOCUS_MAX_BUFFER", 0),
-            "seed": s.getint("FOCUS_RANDOM_SEED", 0),
-            "distance_limit": s.getint("FOCUS_HOT_DISTANCE", 3),
-            "reorder": s.get("FOCUS_REORDER", "none"),
-            "weight": s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
-            "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
-            "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
-            "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
-            "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
-            "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-            "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
-            "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
-            "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
-            # the papers' sequential crawler keeps Pant's batch barrier exactly
-            "work_conserving": not (
-                s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)
-            ),
-        }
-        args = getattr(spider, "args", None)
-        if args is not None:
-            options["keywords"] = list(args.keywords)
-        elif s.get("FOCUS_KEYWORDS"):
-            options["keywords"] = s.get("FOCUS_KEYWORDS")
-        # spider arguments (already validated by the spider) win over settings
-        options.update(getattr(spider, "focus_options", {}) or {})
-        return options
+        return frontier_options(self.settings, spider)
 
     def _link(self, request: Request, url: str) -> Link:
         """The frontier's record of a request: what ``meta["focus"]`` says about its link."""

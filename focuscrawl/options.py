@@ -1,0 +1,50 @@
+"""The crawl order's options, read once from Scrapy settings and the spider's arguments.
+
+Both schedulers and the priority queue build their frontier from :func:`frontier_options`, so
+a setting means the same everywhere and its default is the one ``settings/__init__.py``
+documents.  Spider arguments (``-a strategy=... -a n=...``, validated by the spider as
+``focus_options``) win over settings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .frontier import DEFAULT_STRATEGY
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+
+def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, Any]:
+    """``strategy``, ``max_pages``, ``keywords`` (when known) and the strategies' options."""
+    s = settings
+    options: dict[str, Any] = {
+        "strategy": s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
+        "max_pages": s.getint("FOCUS_MAX_PAGES", 2000),
+        "n": s.getint("FOCUS_BEST_N", 256),
+        "max_buffer": s.getint("FOCUS_MAX_BUFFER", 0),
+        "seed": s.getint("FOCUS_RANDOM_SEED", 0),
+        "distance_limit": s.getint("FOCUS_HOT_DISTANCE", 3),
+        "reorder": s.get("FOCUS_REORDER", "none"),
+        "weight": s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
+        "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
+        "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
+        "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
+        "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
+        "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
+        "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
+        "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
+        "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
+        # the papers' sequential crawler keeps Pant's batch barrier exactly
+        "work_conserving": not (
+            s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)
+        ),
+    }
+    args = getattr(spider, "args", None)
+    if args is not None:
+        options["keywords"] = list(args.keywords)
+    elif s.get("FOCUS_KEYWORDS"):
+        options["keywords"] = s.get("FOCUS_KEYWORDS")
+    options.update(getattr(spider, "focus_options", None) or {})
+    return options

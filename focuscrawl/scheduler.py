@@ -108,8 +108,11 @@ class FocusScheduler(JobdirMixin):
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
         self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
-        self.slack = self.settings.getfloat("FOCUS_SLACK", 1.0)
-        if not 0.0 <= self.slack <= 1.0:
+        slack = self.settings.get("FOCUS_SLACK")
+        # None: the crawl order's own default (Frontier.default_slack), known at open
+        self.slack: float | None = None if slack in (None, "") else self.settings.getfloat(
+            "FOCUS_SLACK")
+        if self.slack is not None and not 0.0 <= self.slack <= 1.0:
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
         self._wake_call: Any = None  # a pending reactor.callLater waking the engine
         self._wake_at = 0.0
@@ -143,6 +146,8 @@ class FocusScheduler(JobdirMixin):
                 strategy = self._without_keywords(spider)
             self.order_options = {"strategy": strategy, **options}
             self.frontier = make_frontier(strategy, **options)
+            if self.slack is None:
+                self.slack = self.frontier.default_slack
             if self.jobdir:
                 self._load()
         except (NotConfigured, StoreError) as e:

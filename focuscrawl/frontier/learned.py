@@ -73,6 +73,10 @@ class Learned(Frontier):
 
     name = "learned"
     learns = True
+    # live docweb crawls (bench/live_focus.py, 250 pages, 6 topics x 2 tasks): 0.5 found
+    # 16-38% (from examples) and 6-7% (from neighbours) more relevant pages than 1.0 in the
+    # same number of pages, about as many as the sequential order; 0.2 found no more
+    default_slack = 0.5
 
     def __init__(
         self,

@@ -55,6 +55,9 @@ class Frontier:
     name: ClassVar[str] = "frontier"
     uses_graph: ClassVar[bool] = False
     learns: ClassVar[bool] = False  # learns from page digests and link context (text)
+    #: the relevance slack when FOCUS_SLACK is not set: the seed strategies take any idle
+    #: server's best URL, as the papers' crawlers (and this project before the slack) did
+    default_slack: ClassVar[float] = 1.0
 
     def __init__(
         self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,

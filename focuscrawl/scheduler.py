@@ -155,7 +155,9 @@ class FocusScheduler(JobdirMixin):
             # crawl ends at once, every request it is given is dropped
             self.error = str(e)
             self.frontier = None
-            self.store = None
+            if self.store is not None:  # a JOBDIR of another crawl: left as it was
+                self.store.close()
+                self.store = None
             logger.error("focuscrawl: %s", self.error)
             self.stats.set_value(START_ERROR_STAT, self.error)
             return

@@ -575,7 +575,7 @@ def test_max_pages_holds_exactly_across_workers(small_site, cluster, redis_serve
     # a worker with another budget cannot join this crawl: it stops at once, fetching nothing
     before = len(small_site.read_log())
     late = c.start(1, "-a", "strategy=best-first", "-a", "max_pages=40")
-    assert c.wait(late) == [0]
+    assert c.wait(late) == [1]  # a worker that could not start does not report success
     log = c.log_text(3)
     assert "max_pages: crawl has '25', this worker '40'" in log
     assert "(redis_settings_differ)" in log and len(small_site.read_log()) == before
@@ -630,3 +630,23 @@ def test_redis_url_comes_from_the_environment_unless_given_on_the_command_line()
     assert redis_settings(module, {})["REDIS_URL"] == "redis://127.0.0.1:6379/0"
     module.set("REDIS_URL", "redis://10.0.0.8:6379/0", priority="cmdline")
     assert redis_settings(module, env)["REDIS_URL"] == "redis://10.0.0.8:6379/0"
+
+
+@pytest.mark.parametrize("work_conserving", [True, False])
+def test_best_n_first_opens_the_next_batch_for_an_idle_server(redis_server, work_conserving):
+    """The batch's URLs all sit on a.test, busy with the first of them; b.test idles with a
+    queued URL.  Work-conserving (the default), the next batch is opened for it; with Pant's
+    barrier (FOCUS_BEST_N_BARRIER) the worker gets nothing until a.test is free."""
+    f = frontier_for(redis_server.client(), f"wc{int(work_conserving)}:", "w1",
+                     strategy="best-n-first", n=4, work_conserving=work_conserving)
+    for i in range(4):
+        f.add(Link(f"http://a.test/{i}", host="a.test", parent="http://s/", parent_score=0.9))
+    f.add(Link("http://b.test/0", host="b.test", parent="http://s/", parent_score=0.1))
+    _, first = f.pop()
+    assert first.host == "a.test"
+    got = f.pop()
+    if work_conserving:
+        assert got is not None and got[1].url == "http://b.test/0"
+        assert f.status()["batches"] == 2
+    else:
+        assert got is None and f.status()["batches"] == 1

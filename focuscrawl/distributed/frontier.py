@@ -37,7 +37,8 @@ STRATEGIES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-firs
 DEFAULT_STRATEGY = "best-first"  # the single-process default (learned) keeps its model in-process
 #: settings every worker of a crawl must agree on: they decide the crawl order
 DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit", "seed",
-                 "bloom_m", "bloom_k")
+                 "bloom_m", "bloom_k", "wc")
+OLD_DEFAULTS = {"wc": "0"}  # crawls in Redis from before work-conserving batches: a barrier
 
 
 def bloom_size(capacity: int, error: float) -> tuple[int, int]:
@@ -126,6 +127,8 @@ class RedisFrontier:
             "reorder": str(options.get("reorder") or "none")
             if strategy.startswith("cho") else "none",
             "n": str(n),
+            # Best-N-First opens the next batch for idle servers (FOCUS_BEST_N_BARRIER: not)
+            "wc": "1" if n > 1 and options.get("work_conserving") else "0",
             "max_buffer": str(int(options.get("max_buffer") or 0)),
             "max_pages": str(int(options.get("max_pages") or 0)),
             "limit": str(int(options.get("distance_limit") or 3)),
@@ -145,6 +148,8 @@ class RedisFrontier:
         for key, value in mine.items():
             flat += [key, value]
         stored = _pairs(self._run("INIT", *flat))
+        for key, value in OLD_DEFAULTS.items():  # a crawl stored before the key existed
+            stored.setdefault(key, value)
         conflicts = {k: (stored.get(k), mine[k]) for k in DECISION_KEYS if stored.get(k) != mine[k]}
         if conflicts:
             detail = ", ".join(f"{k}: crawl has {a!r}, this worker {b!r}"

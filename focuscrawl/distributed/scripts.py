@@ -56,6 +56,7 @@ local REORDER = CFG.reorder or 'none'
 local BF = STRATEGY == 'breadth-first'
 local N = tonumber(CFG.n or '1')
 local BATCH = (not CHO) and (not BF) and N > 1
+local WORK_CONSERVING = CFG.wc == '1'  -- open the next batch for idle servers (issue 15)
 local MAXBUF = tonumber(CFG.max_buffer or '0')
 local MAXPAGES = tonumber(CFG.max_pages or '0')
 local LIMIT = tonumber(CFG.limit or '3')
@@ -492,7 +493,7 @@ if cnt('entries') == 0 then return nil end
 local url = nil
 if BATCH then
   local bk = P .. 'batch'
-  if redis.call('LLEN', bk) == 0 and cnt('queued') > 0 then
+  local function open_batch()
     local taken = {}
     while #taken < N do
       local top = redis.call('ZRANGE', P .. 'i:main', 0, 0)
@@ -515,18 +516,45 @@ if BATCH then
     for _, u in ipairs(taken) do redis.call('RPUSH', bk, u) end
     incr('batches')
   end
-  local fallback, soonest = nil, nil
-  for _, u in ipairs(redis.call('LRANGE', bk, 0, -1)) do
-    local host = redis.call('HGET', P .. 'r:' .. u, 'h')
-    local r = ready(host)
-    if r == 2 then
-      url = u
-      break
+  -- the first member (from index start) whose server is due; else one with a free slot
+  local function scan(start)
+    local fallback, soonest = nil, nil
+    for _, u in ipairs(redis.call('LRANGE', bk, start, -1)) do
+      local host = redis.call('HGET', P .. 'r:' .. u, 'h')
+      local r = ready(host)
+      if r == 2 then
+        return u, nil, nil
+      end
+      if r == 1 then
+        fallback = fallback or u
+        if not soonest or hnum(host, 'next', 0) < hnum(soonest, 'next', 0) then soonest = host end
+      end
     end
-    if r == 1 then
-      fallback = fallback or u
-      if not soonest or hnum(host, 'next', 0) < hnum(soonest, 'next', 0) then soonest = host end
+    return nil, fallback, soonest
+  end
+  -- some queued URL (outside the batch) sits on a server that is due now
+  local function idle_server_waiting()
+    local start = 0
+    while true do
+      local chunk = redis.call('ZRANGE', P .. 'i:main', start, start + 99)
+      if #chunk == 0 then return false end
+      for _, m in ipairs(chunk) do
+        if ready(string.sub(m, 13)) == 2 then return true end
+      end
+      start = start + 100
     end
+  end
+  if redis.call('LLEN', bk) == 0 and cnt('queued') > 0 then open_batch() end
+  local fallback, soonest
+  url, fallback, soonest = scan(0)
+  if not url and WORK_CONSERVING and cnt('queued') > 0 and idle_server_waiting() then
+    -- every URL left in the batch waits on a busy server while another idles: the next
+    -- batch is chosen now, for it (its URLs come after the current batch's)
+    local start = redis.call('LLEN', bk)
+    open_batch()
+    local f2, s2
+    url, f2, s2 = scan(start)
+    fallback, soonest = fallback or f2, soonest or s2
   end
   if not url and soonest and late then return wait_for(soonest) end
   url = url or fallback

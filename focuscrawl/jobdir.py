@@ -26,6 +26,7 @@ from typing import Any
 
 from scrapy import signals as scrapy_signals
 
+from .engine import downloading, has_engine, pages_in_spider
 from .frontier import Entry, Link
 from .frontier.stores import SQLiteStore, StoreError
 from .middlewares.journal import lease_of
@@ -265,14 +266,9 @@ class JobdirMixin:
         """
         if self.store is None or len(self._open) < self._max_open:
             return False
-        try:
-            engine = self.crawler.engine
-        except RuntimeError:
+        if not has_engine(self.crawler):
             return True
-        from .scheduler import pages_in_spider
-
-        downloading = getattr(getattr(engine, "downloader", None), "active", None)
-        if downloading or pages_in_spider(self.crawler):
+        if downloading(self.crawler) or pages_in_spider(self.crawler):
             return True
         for lease in list(self._open):
             self.completion.pending.pop(lease, None)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
+from .engine import pages_in_spider
 from .frontier import Link, make_frontier
 from .options import frontier_options
-from .scheduler import pages_in_spider, server_key
+from .scheduler import server_key
 from .urls import canonical
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
+from .engine import Waker, pages_in_spider, warn_if_missing
 from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
 from .frontier.stores import SQLiteStore, StoreError
 from .jobdir import JobdirMixin, _Lease, _link_tuple
@@ -84,13 +85,6 @@ def server_key(url: str, by: str = "host") -> str:
     return _resolve(name) if by == "ip" else name
 
 
-def pages_in_spider(crawler: Crawler) -> bool:
-    """True while a fetched page is still in the spider, its outlinks not all queued."""
-    engine = getattr(crawler, "engine", None)
-    slot = getattr(getattr(engine, "scraper", None), "slot", None)
-    return bool(slot is not None and slot.active)
-
-
 class FocusScheduler(JobdirMixin):
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -114,8 +108,7 @@ class FocusScheduler(JobdirMixin):
             "FOCUS_SLACK")
         if self.slack is not None and not 0.0 <= self.slack <= 1.0:
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
-        self._wake_call: Any = None  # a pending reactor.callLater waking the engine
-        self._wake_at = 0.0
+        self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
         # crash-safe persistence (JOBDIR): see _load()
         self.store: SQLiteStore | None = None
         self.resumed = False  # this crawl continues a JOBDIR's earlier run
@@ -137,6 +130,7 @@ class FocusScheduler(JobdirMixin):
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
         self.spider = spider
+        warn_if_missing(self.crawler)
         options = self._options(spider)
         self.max_pages = options.pop("max_pages")
         strategy = options.pop("strategy")
@@ -168,8 +162,7 @@ class FocusScheduler(JobdirMixin):
         )
 
     def close(self, reason: str) -> None:
-        if self._wake_call is not None and self._wake_call.active():
-            self._wake_call.cancel()
+        self.waker.cancel()
         self._update_stats()
         if self.store is not None and self.frontier is not None:
             self._save()
@@ -283,28 +276,8 @@ class FocusScheduler(JobdirMixin):
         waiting = [s.next_start for s in self.policy.servers.values()
                    if s.next_start > now and s.pending + s.active < s.concurrency]
         if not waiting:  # every server is busy: a finished download wakes the engine
-            return self._engine_nextcall() is not None
-        return self._wake_at_time(min(waiting), now)
-
-    def _engine_nextcall(self) -> Any:
-        """The engine's "ask the scheduler again" trigger (private in Scrapy 2.19: guarded)."""
-        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
-        return getattr(slot, "nextcall", None)
-
-    def _wake_at_time(self, due: float, now: float) -> bool:
-        """One pending wake-up, the earliest asked for; False if the engine cannot be woken."""
-        nextcall = self._engine_nextcall()
-        if nextcall is None:
-            return False
-        if self._wake_call is not None and self._wake_call.active():
-            if self._wake_at <= due:
-                return True
-            self._wake_call.cancel()
-        from twisted.internet import reactor
-
-        self._wake_at = due
-        self._wake_call = reactor.callLater(max(0.0, due - now), nextcall.schedule)
-        return True
+            return self.waker.can_wake()
+        return self.waker.at(min(waiting), now)
 
     def _budget(self) -> int:
         return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1

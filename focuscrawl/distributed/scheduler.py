@@ -16,9 +16,9 @@ it reuses); what it adds is the life of a worker in a cluster:
   URLs to hand out or any worker has a lease; when nothing is queued (or the budget is spent)
   and no lease is left anywhere, every worker closes with reason ``finished``.
 
-Two private details of Scrapy's engine are read, each guarded: ``engine._slot.inprogress`` (a
-request leaves it once its output is processed) and ``engine._slot.nextcall`` (to wake the
-engine).  Without them leases settle at download end and the engine wakes on its own heartbeat.
+Scrapy's engine internals come from ``focuscrawl.engine`` (the requests the engine holds: a
+request leaves them once its output is processed; the wake-up trigger).  Without them leases
+settle at download end and the engine wakes on its own heartbeat.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
+from ..engine import Waker, in_progress, stopping, warn_if_missing
 from ..scheduler import FocusScheduler
 from ..signals import START_ERROR_STAT
 from ..urls import canonical
@@ -73,8 +74,7 @@ class RedisFocusScheduler(FocusScheduler):
         self._loop: LoopingCall | None = None
         self._next_beat = 0.0
         self._scored = 0
-        self._wake_call: Any = None  # a reactor.callLater waking the engine when a server is due
-        self._wake_due = 0.0
+        self.waker = Waker(crawler)  # wakes the engine when a server is due
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
@@ -82,6 +82,7 @@ class RedisFocusScheduler(FocusScheduler):
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
         self.spider = spider
+        warn_if_missing(self.crawler)
         s = self.settings
         options = self._options(spider)
         options.update(
@@ -134,8 +135,7 @@ class RedisFocusScheduler(FocusScheduler):
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        if self._wake_call is not None and self._wake_call.active():
-            self._wake_call.cancel()
+        self.waker.cancel()
         if self.error is not None:
             return
         settled = [lease for lease in self._requests if lease in self._downloaded]
@@ -175,11 +175,12 @@ class RedisFocusScheduler(FocusScheduler):
     def next_request(self) -> Request | None:
         if self.error is not None or self.spider is None:
             return None
-        nextcall = self._nextcall()
-        got = self.frontier.pop(late=nextcall is not None)
+        can_wake = self.waker.can_wake()
+        got = self.frontier.pop(late=can_wake)
         if got is None:
-            if self.frontier.wait is not None and nextcall is not None:
-                self._wake_at(self.frontier.wait, nextcall)
+            if self.frontier.wait is not None and can_wake:
+                now = time.monotonic()
+                self.waker.at(now + self.frontier.wait, now)
             return None
         lease, entry = got
         request = self._request(entry)
@@ -202,7 +203,7 @@ class RedisFocusScheduler(FocusScheduler):
         lease = request.meta.get("focus_lease")
         if lease is None or lease not in self._requests or lease in self._downloaded:
             return
-        if status is None and self._stopping():
+        if status is None and stopping(self.crawler):
             return  # cancelled by a stop, not failed: close() puts the URL back
         counted = status is not None and not 300 <= status < 400
         number = self.frontier.downloaded(lease, counted)
@@ -214,7 +215,7 @@ class RedisFocusScheduler(FocusScheduler):
         elif number < 0:
             # reaped meanwhile (this worker missed its heartbeats): another worker has the URL
             self.stats.inc_value("focus/cluster/lease_lost")
-        if self._inprogress() is None:
+        if in_progress(self.crawler) is None:
             self._settle_leases([lease])
 
     def _spider_idle(self) -> None:
@@ -237,7 +238,7 @@ class RedisFocusScheduler(FocusScheduler):
             self._sweep(idle=False)
         except RedisError as e:
             logger.warning("Redis: %s", e)
-        self._wake()
+        self.waker.now()
 
     def _beat(self) -> None:
         self._next_beat = time.monotonic() + self.ttl / 4
@@ -254,7 +255,7 @@ class RedisFocusScheduler(FocusScheduler):
 
     def _sweep(self, *, idle: bool) -> None:
         """Settle the leases the engine is done with (outlinks queued, item exported)."""
-        inprogress = self._inprogress() or ()
+        inprogress = in_progress(self.crawler) or ()
         done = [lease for lease in self._downloaded if self._requests[lease] not in inprogress]
         if idle:  # nothing left in the engine: a lease never downloaded was dropped on the way
             dropped = [lease for lease, r in self._requests.items()
@@ -270,39 +271,6 @@ class RedisFocusScheduler(FocusScheduler):
         for lease in leases:
             self._requests.pop(lease, None)
             self._downloaded.discard(lease)
-
-    def _inprogress(self) -> set[Request] | None:
-        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
-        return getattr(slot, "inprogress", None)
-
-    def _nextcall(self) -> Any:
-        slot = getattr(getattr(self.crawler, "engine", None), "_slot", None)
-        return getattr(slot, "nextcall", None)
-
-    def _wake(self) -> None:
-        nextcall = self._nextcall()
-        if nextcall is not None:
-            nextcall.schedule()
-
-    def _wake_at(self, delay: float, nextcall: Any) -> None:
-        """Ask the engine for a request again when the next server is due."""
-        due = time.monotonic() + delay
-        call = self._wake_call
-        if call is not None and call.active():
-            if self._wake_due <= due:
-                return
-            call.cancel()
-        from twisted.internet import reactor
-
-        self._wake_due = due
-        self._wake_call = reactor.callLater(delay, nextcall.schedule)
-
-    def _stopping(self) -> bool:
-        engine = getattr(self.crawler, "engine", None)
-        if engine is None:
-            return False
-        slot = getattr(engine, "_slot", None)
-        return not getattr(engine, "running", True) or getattr(slot, "closing", None) is not None
 
     def _update_stats(self) -> None:
         if self.error is not None:

@@ -1,0 +1,142 @@
+"""The Scrapy engine internals focuscrawl reads, all in this one module (Scrapy 2.19).
+
+Scrapy has no public API for what a polite scheduler needs to know, so these are read here
+and nowhere else:
+
+* ``engine._slot.nextcall``: the engine's "ask the scheduler again" trigger.  A scheduler that
+  returned None while a server waits out its delay wakes the engine when the server is due
+  (otherwise it waits for the engine's 5 s heartbeat).  ``CallLaterOnce.schedule(delay)``
+  does nothing while a call is pending, so a wake-up is our own ``callLater`` that then calls
+  ``schedule()``.
+* ``engine.scraper.slot.active``: responses still in the spider (their outlinks not all
+  queued yet): the strict order waits for them.
+* ``engine.downloader.active``: requests being downloaded.
+* ``engine._slot.inprogress``: requests the engine still holds (downloading or in the spider).
+* ``engine._slot.closing``: the spider is closing.
+
+Every accessor is guarded and returns a neutral value when the internal is gone;
+:func:`missing` names the ones the installed Scrapy lacks, the schedulers log it once at open,
+and ``tests/test_engine.py`` pins each one, so a Scrapy upgrade that moves them breaks a test,
+not a crawl's speed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+INTERNALS = ("engine._slot.nextcall", "engine.scraper.slot.active", "engine.downloader.active",
+             "engine._slot.inprogress", "engine._slot.closing")
+
+
+def _engine(crawler: Crawler) -> Any:
+    try:
+        return getattr(crawler, "engine", None)
+    except RuntimeError:  # a crawler whose engine is not there (yet)
+        return None
+
+
+def has_engine(crawler: Crawler) -> bool:
+    return _engine(crawler) is not None
+
+
+def _slot(crawler: Crawler) -> Any:
+    return getattr(_engine(crawler), "_slot", None)
+
+
+def nextcall(crawler: Crawler) -> Any:
+    """The engine's trigger to ask the scheduler again, or None."""
+    return getattr(_slot(crawler), "nextcall", None)
+
+
+def pages_in_spider(crawler: Crawler) -> bool:
+    """True while a fetched page is still in the spider, its outlinks not all queued."""
+    slot = getattr(getattr(_engine(crawler), "scraper", None), "slot", None)
+    return bool(slot is not None and slot.active)
+
+
+def downloading(crawler: Crawler) -> bool:
+    """True while the downloader holds a request."""
+    return bool(getattr(getattr(_engine(crawler), "downloader", None), "active", None))
+
+
+def in_progress(crawler: Crawler) -> set[Any] | None:
+    """The requests the engine holds (downloading or in the spider), or None if unknown."""
+    return getattr(_slot(crawler), "inprogress", None)
+
+
+def stopping(crawler: Crawler) -> bool:
+    """True once the engine stops or the spider is closing."""
+    engine = _engine(crawler)
+    if engine is None:
+        return False
+    return (not getattr(engine, "running", True)
+            or getattr(_slot(crawler), "closing", None) is not None)
+
+
+def missing(crawler: Crawler) -> list[str]:
+    """The internals this Scrapy lacks (the engine must be open: call it at scheduler open)."""
+    engine = _engine(crawler)
+    slot = _slot(crawler)
+    scraper_slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    found = {
+        "engine._slot.nextcall": callable(getattr(nextcall(crawler), "schedule", None)),
+        "engine.scraper.slot.active": hasattr(scraper_slot, "active"),
+        "engine.downloader.active": hasattr(getattr(engine, "downloader", None), "active"),
+        "engine._slot.inprogress": hasattr(slot, "inprogress"),
+        "engine._slot.closing": hasattr(slot, "closing"),
+    }
+    return [name for name in INTERNALS if not found[name]]
+
+
+def warn_if_missing(crawler: Crawler) -> None:
+    """Once, at open: what a crawl loses when this Scrapy moved an internal."""
+    if _slot(crawler) is None:
+        return  # no engine (a scheduler driven by hand, as tests do)
+    gone = missing(crawler)
+    if gone:
+        logger.warning("focuscrawl: this Scrapy lacks %s; crawls work but wait for the "
+                       "engine's heartbeat instead of being woken (tested with Scrapy 2.19)",
+                       ", ".join(gone))
+
+
+class Waker:
+    """At most one pending wake-up of the engine, at the earliest time asked for."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self._call: Any = None
+        self._due = 0.0
+
+    def can_wake(self) -> bool:
+        return nextcall(self.crawler) is not None
+
+    def now(self) -> None:
+        trigger = nextcall(self.crawler)
+        if trigger is not None:
+            trigger.schedule()
+
+    def at(self, due: float, now: float) -> bool:
+        """Wake the engine at monotonic time ``due``; False if it cannot be woken."""
+        trigger = nextcall(self.crawler)
+        if trigger is None:
+            return False
+        if self._call is not None and self._call.active():
+            if self._due <= due:
+                return True
+            self._call.cancel()
+        from twisted.internet import reactor
+
+        self._due = due
+        self._call = reactor.callLater(max(0.0, due - now), trigger.schedule)
+        return True
+
+    def cancel(self) -> None:
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        self._call = None

@@ -4,9 +4,10 @@
 
 Everything in ``settings`` applies; the frontier (seen-set, queues, link graph, MAX_PAGES
 counter) and per-server politeness move to Redis, so N workers crawl as one focused crawler
-(``focuscrawl.distributed``; docs/distributed.md).  Every worker of a crawl must use the same
-crawl-order settings (strategy, N, MAX_BUFFER, MAX_PAGES, seed, ...): a worker whose settings
-differ from the crawl's in Redis refuses to join.
+(``focuscrawl.distributed``; README, "Distributed crawling: many workers, one focused
+crawl").  Every worker of a crawl must use the same crawl-order settings (strategy, N,
+MAX_BUFFER, MAX_PAGES, seed, ...): a worker whose settings differ from the crawl's in Redis
+refuses to join.
 """
 
 from settings import *  # noqa: F403 - the project's settings, then the switches below

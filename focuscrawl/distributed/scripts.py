@@ -5,7 +5,7 @@ derived from it inside the scripts, so this needs a single Redis server, not Red
 the crawl's configuration is read from ``P..'cfg'`` so every worker decides with the same rules.
 Times come from Redis's own clock (``TIME``), so worker clocks never matter.
 
-Key layout under the prefix ``P`` (see ``docs/distributed.md``):
+Key layout under the prefix ``P``:
 
 ``cfg``                  HASH   the crawl's strategy and politeness settings (first worker wins)
 ``c``                    HASH   counters: seq, entries, queued, hot, reserved, inflight, fetched,

@@ -26,10 +26,10 @@ from typing import Any
 
 from scrapy import signals as scrapy_signals
 
+from .completion import lease_of
 from .engine import downloading, has_engine, pages_in_spider
 from .frontier import Entry, Link
 from .frontier.stores import SQLiteStore, StoreError
-from .middlewares.journal import lease_of
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from . import signals as focus_signals
 from .engine import pages_in_spider
 from .frontier import Link, make_frontier
 from .options import frontier_options
-from .scheduler import server_key
+from .servers import server_key
 from .urls import canonical
 
 if TYPE_CHECKING:

@@ -17,8 +17,6 @@ A thin adapter.  The frontier (``focuscrawl.frontier``) decides the crawl order;
 from __future__ import annotations
 
 import logging
-import socket
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -31,14 +29,15 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
+from .completion import FROM_KEY, completion_for
 from .engine import Waker, pages_in_spider, warn_if_missing
-from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
+from .frontier import Entry, Frontier, Link, make_frontier
 from .frontier.stores import SQLiteStore, StoreError
 from .jobdir import JobdirMixin, _Lease, _link_tuple
-from .middlewares.journal import FROM_KEY, completion_for
 from .options import frontier_options
+from .servers import policy_for, server_key
 from .signals import START_ERROR_STAT
-from .urls import canonical, host
+from .urls import canonical
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -52,37 +51,6 @@ _PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_
 # Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
 _DROPPED = (("max redirections", "max_redirections"),
             ("during decompression", "decompressed_too_large"))
-
-
-def policy_for(crawler: Crawler) -> HostPolicy:
-    """The crawl's one HostPolicy, shared by the scheduler and the politeness middleware."""
-    policy = getattr(crawler, "_focus_policy", None)
-    if policy is None:
-        s = crawler.settings
-        policy = HostPolicy(
-            concurrency=s.getint("FOCUS_CONCURRENCY_PER_SERVER", 1),
-            delay=s.getfloat("FOCUS_DELAY", 1.0),
-            slow_seconds=s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
-            slow_factor=s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
-            max_delay=s.getfloat("FOCUS_MAX_DELAY", 30.0),
-            start_log=s.getint("FOCUS_START_LOG", 0),
-        )
-        crawler._focus_policy = policy  # type: ignore[attr-defined]
-    return policy
-
-
-@lru_cache(maxsize=65536)
-def _resolve(hostname: str) -> str:
-    try:
-        return socket.gethostbyname(hostname)
-    except OSError:
-        return hostname
-
-
-def server_key(url: str, by: str = "host") -> str:
-    """The politeness unit of a URL: its host name, or its IP address with ``by="ip"``."""
-    name = host(url)
-    return _resolve(name) if by == "ip" else name
 
 
 class FocusScheduler(JobdirMixin):

@@ -30,12 +30,12 @@ from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
 from focuscrawl import signals as focus_signals
+from focuscrawl.completion import FROM_KEY
 from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
 from focuscrawl.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.items import PageItem
 from focuscrawl.jobdir import STATE_FILE
 from focuscrawl.learning import PageDigest
-from focuscrawl.middlewares.journal import FROM_KEY
 from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.webserver import ServerProcess
 

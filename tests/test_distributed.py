@@ -601,12 +601,17 @@ def test_killing_a_worker_loses_no_url(larger_site, cluster, redis_server):
         assert time.monotonic() < deadline, c.tails()
         if int(client.hget(c.key + "c", "fetched") or 0) >= 30:
             for wid in client.zrange(c.key + "workers", 0, -1):
-                leases = client.smembers(c.key + b"wl:".decode() + wid.decode())
+                key = c.key + "wl:" + wid.decode()
                 pid = int(wid.decode().rsplit("-", 2)[1])
-                if leases and pid in by_pid and by_pid[pid].poll() is None:
+                if not client.smembers(key) or pid not in by_pid or by_pid[pid].poll() is not None:
+                    continue
+                # frozen, its leases cannot settle between this check and the kill
+                by_pid[pid].send_signal(signal.SIGSTOP)
+                if client.smembers(key):
                     victim = by_pid[pid]
                     victim.send_signal(signal.SIGKILL)
                     break
+                by_pid[pid].send_signal(signal.SIGCONT)
         time.sleep(0.01)  # watching the crawl's progress in Redis
     survivors = [p for p in workers if p is not victim]
     assert c.wait(survivors) == [0, 0], c.tails()

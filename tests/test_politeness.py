@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from focuscrawl import scheduler as focus_scheduler
-from focuscrawl.scheduler import policy_for
+from focuscrawl import servers as focus_servers
+from focuscrawl.servers import policy_for
 from focuscrawl.traps import UrlRules
 from focuscrawl.webserver import Page, ServerProcess
 
@@ -224,7 +224,7 @@ async def test_servers_by_ip_share_one_politeness_budget(proxy_to, monkeypatch) 
     pages = {h: chain(h, 6, [f"http://{o}/" for o in ("one.test", "two.test") if o != h])
              for h in ("one.test", "two.test")}
     # both names resolve to the same (fictitious, never contacted) address
-    monkeypatch.setattr(focus_scheduler, "_resolve",
+    monkeypatch.setattr(focus_servers, "_resolve",
                         lambda name: "192.0.2.7" if name.endswith(".test") else name)
     with ServerProcess(pages=pages, config={"defaults": {"delay_ms": 20}}) as srv:
         proxy_to(srv)

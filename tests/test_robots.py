@@ -32,7 +32,7 @@ from focuscrawl.middlewares.robots import (
     robots_key,
     robots_url,
 )
-from focuscrawl.scheduler import policy_for
+from focuscrawl.servers import policy_for
 from focuscrawl.webserver import Page, ServerProcess
 
 from .conftest import crawl, project_settings

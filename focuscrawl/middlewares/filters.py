@@ -32,7 +32,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.httpobj import urlparse_cached
 
 from .. import signals as focus_signals
-from ..scheduler import server_key
+from ..servers import server_key
 from ..traps import DirectoryStats, ServerCap, UrlRules, is_near
 
 if TYPE_CHECKING:

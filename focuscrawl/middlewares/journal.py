@@ -18,64 +18,17 @@ filtered it, so each request it counts does reach the scheduler.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
+from ..completion import FROM_KEY, Completion, completion_for, lease_of
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-FROM_KEY = "focus_from"  # meta of an outlink: the lease of the page that yielded it
-
-
-class Completion:
-    """What each handed-out request (lease) still owes before it is done.  Plain Python."""
-
-    def __init__(self) -> None:
-        self.enabled = False
-        self.pending: dict[int, int] = {}
-        self.on_done: Callable[[int], None] | None = None
-
-    def hold(self, lease: int) -> None:
-        self.pending[lease] = self.pending.get(lease, 0) + 1
-
-    def release(self, lease: int | None) -> None:
-        if lease is None:
-            return
-        left = self.pending.get(lease)
-        if left is None:
-            return
-        if left > 1:
-            self.pending[lease] = left - 1
-        else:
-            del self.pending[lease]
-            if self.on_done is not None:
-                self.on_done(lease)
-
-    def finish(self, lease: int | None) -> None:
-        """The request produced nothing more (download error, redirect, retry): done now."""
-        if lease is None:
-            return
-        self.pending.pop(lease, None)
-        if self.on_done is not None:
-            self.on_done(lease)
-
-
-def completion_for(crawler: Crawler) -> Completion:
-    """The crawl's one Completion, shared by the scheduler and the spider middleware."""
-    completion = getattr(crawler, "_focus_completion", None)
-    if completion is None:
-        completion = crawler._focus_completion = Completion()  # type: ignore[attr-defined]
-    return completion
-
-
-def lease_of(response: Any) -> int | None:
-    request = getattr(response, "request", None)
-    return None if request is None else request.meta.get("focus_lease")
-
 
 class PageCompletionMiddleware:
     #: FocusScheduler with JOBDIR needs it: a page not marked done is fetched again on resume

@@ -27,7 +27,7 @@ from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
-from ..scheduler import policy_for, server_key
+from ..servers import policy_for, server_key
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -38,7 +38,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..scheduler import policy_for, server_key
+from ..servers import policy_for, server_key
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult

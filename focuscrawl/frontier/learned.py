@@ -128,16 +128,9 @@ class Learned(Frontier):
         return (-entry.score, entry.seq)
 
     def add(self, link: Link) -> bool:
-        self.observe(link)
-        entry = self.entries.get(link.url)
-        if entry is not None:
-            self.stats["duplicates"] += 1
-            return self.improve(entry, link)
-        if link.url in self.done and not link.force:
-            self.stats["duplicates"] += 1
-            return False
-        if not self.admit(link):
-            return False
+        known = self._known(link)
+        if known is not None:
+            return known
         entry = Entry(
             link.url, link.host, self._next_seq(), score=0.0, keyword=link.keyword,
             depth=link.depth, parent=link.parent, anchor=link.anchor, payload=link.payload,

@@ -85,16 +85,9 @@ class Frontier:
 
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
-        self.observe(link)
-        entry = self.entries.get(link.url)
-        if entry is not None:
-            self.stats["duplicates"] += 1
-            return self.improve(entry, link)
-        if link.url in self.done and not link.force:
-            self.stats["duplicates"] += 1
-            return False
-        if not self.admit(link):
-            return False
+        known = self._known(link)
+        if known is not None:
+            return known
         entry = Entry(
             link.url, link.host, self._next_seq(), score=link.parent_score,
             keyword=link.keyword, depth=link.depth, parent=link.parent, anchor=link.anchor,
@@ -106,6 +99,21 @@ class Frontier:
         self.queues.push(entry, self.key(entry))
         self._bound(entry)
         return entry.url in self.entries
+
+    def _known(self, link: Link) -> bool | None:
+        """add()'s answer for a URL already queued (improved?), fetched or refused; None for a
+        new one (the link graph observes every link)."""
+        self.observe(link)
+        entry = self.entries.get(link.url)
+        if entry is not None:
+            self.stats["duplicates"] += 1
+            return self.improve(entry, link)
+        if link.url in self.done and not link.force:
+            self.stats["duplicates"] += 1
+            return False
+        if not self.admit(link):
+            return False
+        return None
 
     def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
         """Report a fetched page's score; the frontier learns from its own crawl only.

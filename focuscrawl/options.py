@@ -1,4 +1,5 @@
-"""The crawl order's options, read once from Scrapy settings and the spider's arguments.
+"""The crawl order's and politeness options, read once from Scrapy settings and the spider's
+arguments.
 
 Both schedulers and the priority queue build their frontier from :func:`frontier_options`, so
 a setting means the same everywhere and its default is the one ``settings/__init__.py``
@@ -48,3 +49,15 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         options["keywords"] = s.get("FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
     return options
+
+
+def politeness_options(settings: BaseSettings) -> dict[str, Any]:
+    """Per-server limits (HostPolicy's arguments; the Redis frontier's too)."""
+    s = settings
+    return {
+        "concurrency": s.getint("FOCUS_CONCURRENCY_PER_SERVER", 1),
+        "delay": s.getfloat("FOCUS_DELAY", 1.0),
+        "slow_seconds": s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
+        "slow_factor": s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
+        "max_delay": s.getfloat("FOCUS_MAX_DELAY", 30.0),
+    }

@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .frontier import HostPolicy
+from .options import politeness_options
 from .urls import host
 
 if TYPE_CHECKING:
@@ -21,14 +22,7 @@ def policy_for(crawler: Crawler) -> HostPolicy:
     policy = getattr(crawler, "_focus_policy", None)
     if policy is None:
         s = crawler.settings
-        policy = HostPolicy(
-            concurrency=s.getint("FOCUS_CONCURRENCY_PER_SERVER", 1),
-            delay=s.getfloat("FOCUS_DELAY", 1.0),
-            slow_seconds=s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
-            slow_factor=s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
-            max_delay=s.getfloat("FOCUS_MAX_DELAY", 30.0),
-            start_log=s.getint("FOCUS_START_LOG", 0),
-        )
+        policy = HostPolicy(**politeness_options(s), start_log=s.getint("FOCUS_START_LOG", 0))
         crawler._focus_policy = policy  # type: ignore[attr-defined]
     return policy
 

@@ -34,6 +34,7 @@ from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
 from ..engine import Waker, in_progress, stopping, warn_if_missing
+from ..options import politeness_options
 from ..scheduler import FocusScheduler
 from ..signals import START_ERROR_STAT
 from ..urls import canonical
@@ -86,11 +87,7 @@ class RedisFocusScheduler(FocusScheduler):
         s = self.settings
         options = self._options(spider)
         options.update(
-            concurrency=s.getint("FOCUS_CONCURRENCY_PER_SERVER", 1),
-            delay=s.getfloat("FOCUS_DELAY", 1.0),
-            slow_seconds=s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
-            slow_factor=s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
-            max_delay=s.getfloat("FOCUS_MAX_DELAY", 30.0),
+            politeness_options(s),
             bloom_capacity=s.getint("FOCUS_REDIS_BLOOM_CAPACITY", 0),
             bloom_error=s.getfloat("FOCUS_REDIS_BLOOM_ERROR", 0.001),
             start_log=s.getint("FOCUS_REDIS_START_LOG", 0),

@@ -19,6 +19,7 @@ import random
 import shutil
 import signal
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -109,6 +110,16 @@ def test_store_refuses_another_schema(tmp_path):
 # --------------------------------------------------------------------------- replay
 class _Spider(Spider):
     name = "replay"
+
+
+def kill_at(proc: subprocess.Popen, out: Path, target: int) -> None:
+    """SIGKILL a crawl once its output holds ``target`` lines (or it ended first)."""
+    deadline = time.monotonic() + 60
+    while line_count(out) < target and proc.poll() is None:
+        assert time.monotonic() < deadline, "no progress"
+        time.sleep(0.001)  # polling the output for progress, not a timing bet
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(timeout=30) == -signal.SIGKILL
 
 
 def scheduler_for(jobdir: Path, strategy: str, **settings) -> FocusScheduler:
@@ -301,12 +312,7 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
             if target is None:
                 assert proc.wait(timeout=120) == 0
             else:
-                deadline = time.monotonic() + 60
-                while line_count(out) < target and proc.poll() is None:
-                    assert time.monotonic() < deadline, "no progress"
-                    time.sleep(0.001)  # polling the output for progress, not a timing bet
-                proc.send_signal(signal.SIGKILL)
-                assert proc.wait(timeout=30) == -signal.SIGKILL
+                kill_at(proc, out, target)
             windows.append((started, time.time(), target, line_count(out)))
             read_lines(out)  # every line whole and valid JSON after every kill
         time.sleep(0.2)  # let the server log requests a killed crawler left behind
@@ -359,11 +365,6 @@ def test_sigkill_then_resume_keeps_the_learned_order(tmp_path):
             if target is None:
                 assert proc.wait(timeout=120) == 0
                 break
-            deadline = time.monotonic() + 60
-            while line_count(out) < target and proc.poll() is None:
-                assert time.monotonic() < deadline, "no progress"
-                time.sleep(0.001)  # polling the output for progress, not a timing bet
-            proc.send_signal(signal.SIGKILL)
-            assert proc.wait(timeout=30) == -signal.SIGKILL
+            kill_at(proc, out, target)
     parts = [i["url"] for i in sorted(read_lines(out), key=lambda i: i["order"])]
     assert parts == whole

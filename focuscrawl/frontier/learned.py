@@ -183,7 +183,7 @@ class Learned(Frontier):
         """Score every link found since the last call and queue it (or let it improve).
 
         Called before every choice (pop, take), before learning from a page, and before a
-        re-rank.  It changes the state (scores, hub labels), so a crash-safe caller journals a
+        re-rank.  It changes the state (link scores), so a crash-safe caller journals a
         pop that returned nothing but flushed (``stats["flushes"]`` moved) and replays it.
         """
         pending = self._pending

@@ -79,14 +79,17 @@ def stopping(crawler: Crawler) -> bool:
             or getattr(_slot(crawler), "closing", None) is not None)
 
 
-def missing(crawler: Crawler) -> list[str]:
-    """The internals this Scrapy lacks (the engine must be open: call it at scheduler open)."""
+def missing(crawler: Crawler, *, at_open: bool = False) -> list[str]:
+    """The internals this Scrapy lacks, asked while a crawl runs.  ``at_open`` (the scheduler
+    opens before the scraper's slot exists): the scraper only needs a ``slot`` attribute."""
     engine = _engine(crawler)
     slot = _slot(crawler)
-    scraper_slot = getattr(getattr(engine, "scraper", None), "slot", None)
+    scraper = getattr(engine, "scraper", None)
+    scraper_slot = getattr(scraper, "slot", None)
     found = {
         "engine._slot.nextcall": callable(getattr(nextcall(crawler), "schedule", None)),
-        "engine.scraper.slot.active": hasattr(scraper_slot, "active"),
+        "engine.scraper.slot.active": (hasattr(scraper, "slot") if at_open and scraper_slot is None
+                                       else hasattr(scraper_slot, "active")),
         "engine.downloader.active": hasattr(getattr(engine, "downloader", None), "active"),
         "engine._slot.inprogress": hasattr(slot, "inprogress"),
         "engine._slot.closing": hasattr(slot, "closing"),
@@ -98,7 +101,7 @@ def warn_if_missing(crawler: Crawler) -> None:
     """Once, at open: what a crawl loses when this Scrapy moved an internal."""
     if _slot(crawler) is None:
         return  # no engine (a scheduler driven by hand, as tests do)
-    gone = missing(crawler)
+    gone = missing(crawler, at_open=True)
     if gone:
         logger.warning("focuscrawl: this Scrapy lacks %s; crawls work but wait for the "
                        "engine's heartbeat instead of being woken (tested with Scrapy 2.19)",

@@ -22,7 +22,7 @@ PAGES = {"e.test": {"/": Page("<html><title>alpha</title><body>alpha <a href='/2
 
 
 @pytest_twisted.ensureDeferred
-async def test_every_internal_is_there_while_a_crawl_runs(proxy_to):
+async def test_every_internal_is_there_while_a_crawl_runs(proxy_to, caplog):
     seen: list[list[str]] = []
     busy: list[bool] = []
 
@@ -47,6 +47,8 @@ async def test_every_internal_is_there_while_a_crawl_runs(proxy_to):
     assert len(result.items) == 2
     assert seen and all(m == [] for m in seen), seen
     assert all(busy)
+    # and at the scheduler's open, before the scraper's slot exists, nothing is reported missing
+    assert not [r for r in caplog.records if r.name == "focuscrawl.engine"], caplog.text
 
 
 def test_no_other_module_reads_scrapy_internals():

@@ -2,16 +2,14 @@
 
 What each handed-out request (lease) still owes before its page is done: see
 ``focuscrawl.middlewares.journal`` for why.  Here so that the scheduler and the middleware
-meet in a module of their own instead of importing each other.
+meet in a module of their own instead of importing each other; the crawl's one Completion is
+``focuscrawl.services.FocusServices.completion``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
+from typing import Any
 
 FROM_KEY = "focus_from"  # meta of an outlink: the lease of the page that yielded it
 
@@ -47,14 +45,6 @@ class Completion:
         self.pending.pop(lease, None)
         if self.on_done is not None:
             self.on_done(lease)
-
-
-def completion_for(crawler: Crawler) -> Completion:
-    """The crawl's one Completion, shared by the scheduler and the spider middleware."""
-    completion = getattr(crawler, "_focus_completion", None)
-    if completion is None:
-        completion = crawler._focus_completion = Completion()  # type: ignore[attr-defined]
-    return completion
 
 
 def lease_of(response: Any) -> int | None:

@@ -31,6 +31,8 @@ from itemadapter import ItemAdapter
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
 
+from .services import FocusServices
+
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -127,7 +129,8 @@ class SafeFileFeedStorage(FileFeedStorage):
         crawler = self.crawler
         settings = crawler.settings if crawler is not None else None
         jobdir = bool(settings and settings.get("JOBDIR"))
-        resumed = bool(getattr(crawler, "_focus_resumed", False))
+        services = crawler.get_extension(FocusServices) if crawler is not None else None
+        resumed = services is not None and services.resumed
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
         overwrite = self.write_mode == "wb" and not resumed

@@ -103,7 +103,8 @@ class JobdirMixin:
         self.store.snapshot(self._state())  # the resumed state is the new base
         self.completion.enabled = True
         self.completion.on_done = self._page_done
-        self.crawler._focus_resumed = self.resumed  # type: ignore[attr-defined]
+        assert self.services is not None
+        self.services.resumed = self.resumed  # the feed storage appends to a resumed crawl's file
         signals = self.crawler.signals
         # connected after the feed exporter's item_scraped: the line is written before "done"
         signals.connect(self._item_settled, signal=scrapy_signals.item_scraped)

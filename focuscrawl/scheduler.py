@@ -29,13 +29,14 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
-from .completion import FROM_KEY, completion_for
+from .completion import FROM_KEY, Completion
 from .engine import Waker, pages_in_spider, warn_if_missing
-from .frontier import Entry, Frontier, Link, make_frontier
+from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
 from .frontier.stores import SQLiteStore, StoreError
 from .jobdir import JobdirMixin, _Lease, _link_tuple
 from .options import frontier_options
-from .servers import policy_for, server_key
+from .servers import server_key
+from .services import FocusServices, missing_message
 from .signals import START_ERROR_STAT
 from .urls import canonical
 
@@ -58,7 +59,8 @@ class FocusScheduler(JobdirMixin):
         self.crawler = crawler
         self.settings = crawler.settings
         self.stats = crawler.stats
-        self.policy = policy_for(crawler)
+        # the shared parts (politeness state, page completion); None: open() refuses to start
+        self.services: FocusServices | None = crawler.get_extension(FocusServices)
         self.server_by = self.settings.get("FOCUS_SERVER_KEY", "host")
         if self.server_by not in ("host", "ip"):
             raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {self.server_by!r}")
@@ -85,7 +87,6 @@ class FocusScheduler(JobdirMixin):
         self._order = 0  # the highest crawl order given so far
         self._snapshot_ops = 0
         self._max_open = 0
-        self.completion = completion_for(crawler)
         self.error: str | None = None  # the crawl could not start (see open)
         self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
@@ -94,6 +95,16 @@ class FocusScheduler(JobdirMixin):
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
         return cls(crawler)
+
+    @property
+    def policy(self) -> HostPolicy:
+        assert self.services is not None, "a FocusScheduler that did not start has no policy"
+        return self.services.policy
+
+    @property
+    def completion(self) -> Completion:
+        assert self.services is not None, "a FocusScheduler that did not start has no pages"
+        return self.services.completion
 
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
@@ -262,8 +273,12 @@ class FocusScheduler(JobdirMixin):
                 "servers_busy": sum(1 for s in servers if s.active or s.pending)}
 
     def _check_components(self) -> None:
-        """Refuse to start, rather than hang, without the middlewares the scheduler relies on
-        (a project that set only ``SCHEDULER``)."""
+        """Refuse to start, rather than hang, without the shared parts (the FocusServices
+        extension) and the middlewares the scheduler relies on (a project that set only
+        ``SCHEDULER``): one line naming every missing setting."""
+        missing = []
+        if self.services is None:
+            missing.append(f"{FocusServices.__module__}.FocusServices in EXTENSIONS")
         needs = [("DOWNLOADER_MIDDLEWARES", "sends_request_finished",
                   "focuscrawl.middlewares.politeness.PolitenessMiddleware")]
         if self.jobdir:
@@ -272,10 +287,9 @@ class FocusScheduler(JobdirMixin):
         for setting, marker, name in needs:
             enabled = build_component_list(self.settings.getwithbase(setting))
             if not any(getattr(load_object(c), marker, False) for c in enabled):
-                raise NotConfigured(
-                    f"{type(self).__name__} needs {name} in {setting}; switch focuscrawl on "
-                    f"with ADDONS = {{\"focuscrawl.addon.FocusCrawl\": 0}} (it sets "
-                    f"everything) or use focuscrawl's settings module")
+                missing.append(f"{name} in {setting}")
+        if missing:
+            raise NotConfigured(missing_message(type(self).__name__, needs=missing))
 
     def _without_keywords(self, spider: Spider) -> str:
         """The learned order needs the topic's keywords.  A spider that reported bad arguments

@@ -28,9 +28,15 @@ DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = False
 
 SCHEDULER = "focuscrawl.scheduler.FocusScheduler"
-# a focus line every LOGSTATS_INTERVAL (pages/MAX_PAGES, harvest, hot, queued, servers, ETA)
-# and a summary line at the end; FOCUS_LOGSTATS = False switches it off
-EXTENSIONS = {"focuscrawl.logstats.FocusLogStats": 0}
+EXTENSIONS = {
+    # required: the parts the scheduler and the middlewares share (per-server politeness state,
+    # page completion, robots.txt rules, directory statistics), built once per crawl, before
+    # them; FocusScheduler refuses to start without it, a middleware fails to build
+    "focuscrawl.services.FocusServices": 0,
+    # a focus line every LOGSTATS_INTERVAL (pages/MAX_PAGES, harvest, hot, queued, servers,
+    # ETA) and a summary line at the end; FOCUS_LOGSTATS = False switches it off
+    "focuscrawl.logstats.FocusLogStats": 0,
+}
 FOCUS_LOGSTATS = True
 
 FEED_EXPORT_ENCODING = "utf-8"

@@ -12,6 +12,7 @@ refuses to join.
 
 from settings import *  # noqa: F403 - the project's settings, then the switches below
 from settings import DOWNLOADER_MIDDLEWARES as _PROJECT_DOWNLOADER_MIDDLEWARES
+from settings import EXTENSIONS as _PROJECT_EXTENSIONS
 
 SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
 FOCUS_STRATEGY = "best-first"  # the learned order is single-process (its model lives in memory)
@@ -20,6 +21,12 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": None,
     # same place as the single-process one: last on the way out, first on the way back
     "focuscrawl.distributed.politeness.RedisPolitenessMiddleware": 950,
+}
+EXTENSIONS = {
+    **_PROJECT_EXTENSIONS,
+    # the crawl's shared parts, plus this worker's link to Redis (scheduler + middleware)
+    "focuscrawl.services.FocusServices": None,
+    "focuscrawl.distributed.connection.RedisServices": 0,
 }
 
 # -- Redis (connection settings as scrapy-redis reads them: REDIS_URL, REDIS_PARAMS, ...) ----

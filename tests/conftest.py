@@ -22,8 +22,14 @@ def project_settings(**overrides: Any) -> Settings:
     return s
 
 
-#: the middlewares FocusScheduler refuses to start without, for a bare get_crawler()
+#: the extension that owns the crawl's shared parts (focuscrawl.services), for a bare
+#: get_crawler() whose focuscrawl components are built by hand
+SERVICES: dict[str, Any] = {"EXTENSIONS": {"focuscrawl.services.FocusServices": 0}}
+
+#: the extension and middlewares FocusScheduler refuses to start without, for a bare
+#: get_crawler()
 SCHEDULER_PARTS: dict[str, Any] = {
+    **SERVICES,
     "DOWNLOADER_MIDDLEWARES": {"focuscrawl.middlewares.politeness.PolitenessMiddleware": 950},
     "SPIDER_MIDDLEWARES": {"focuscrawl.middlewares.journal.PageCompletionMiddleware": 1},
 }

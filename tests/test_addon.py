@@ -55,6 +55,8 @@ def test_applies_what_the_project_settings_module_lists() -> None:
         assert ours.items() <= components(settings, name).items(), name
     assert load_object("focuscrawl.middlewares.politeness.PolitenessMiddleware") in components(
         settings, "DOWNLOADER_MIDDLEWARES")
+    # the extension every focuscrawl component takes its shared parts from
+    assert load_object("focuscrawl.services.FocusServices") in components(settings, "EXTENSIONS")
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (
         project.CONCURRENT_REQUESTS_PER_DOMAIN)
     assert PLAYWRIGHT_HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()  # no browser
@@ -203,8 +205,9 @@ def test_without_the_addon_scrapys_scheduler_crawls_everything(project, site) ->
 
 def test_the_scheduler_alone_refuses_to_start_instead_of_hanging(project, site) -> None:
     """Scrapy's scheduler crawl test shape: another project, only SCHEDULER set.  Without the
-    politeness middleware nothing would free a server's slot; the crawl stops at open with one
-    line naming what is missing and the add-on, and fetches nothing."""
+    politeness middleware nothing would free a server's slot, without the FocusServices
+    extension nothing holds the shared parts; the crawl stops at open with one line naming what
+    is missing (both) and the add-on, and fetches nothing."""
     start = len(site.read_log())
     items, log = run(project, site, "scheduler-alone", "ADDONS={}",
                      "SCHEDULER=focuscrawl.scheduler.FocusScheduler")
@@ -212,6 +215,7 @@ def test_the_scheduler_alone_refuses_to_start_instead_of_hanging(project, site) 
     errors = [ln for ln in log.splitlines() if " ERROR: " in ln]
     assert len(errors) == 1, log
     assert "PolitenessMiddleware" in errors[0] and "focuscrawl.addon.FocusCrawl" in errors[0]
+    assert "focuscrawl.services.FocusServices in EXTENSIONS" in errors[0]
     assert len(site.read_log()) == start  # nothing was fetched
 
 

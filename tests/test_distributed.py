@@ -25,12 +25,15 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
+from focuscrawl.addon import FocusCrawl
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
+from focuscrawl.distributed.connection import RedisServices
 from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
 from focuscrawl.distributed.hosts import RedisHosts
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
 from focuscrawl.frontier import Link, make_frontier
 from focuscrawl.middlewares.politeness import PolitenessMiddleware
+from focuscrawl.services import FocusServices
 from focuscrawl.webserver import Page, ServerProcess, analyze
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
@@ -351,16 +354,57 @@ def test_the_addon_switches_like_the_settings_module():
     module = Settings()
     module.setmodule("settings.distributed", priority="project")
 
-    def middlewares(s: Settings) -> dict[Any, Any]:
-        return {load_object(k): v for k, v in s.getdict("DOWNLOADER_MIDDLEWARES").items()
-                if v is not None}
+    def middlewares(s: Settings, name: str = "DOWNLOADER_MIDDLEWARES") -> dict[Any, Any]:
+        return {load_object(k): v for k, v in s.getdict(name).items() if v is not None}
 
     assert via_addon["SCHEDULER"] == module["SCHEDULER"]
     assert middlewares(via_addon) == middlewares(module)
     assert RedisPolitenessMiddleware in middlewares(module)
     assert PolitenessMiddleware not in middlewares(module)
+    # the shared parts plus the worker's link to Redis, in the single-process extension's place
+    assert middlewares(via_addon, "EXTENSIONS") == middlewares(module, "EXTENSIONS")
+    assert RedisServices in middlewares(module, "EXTENSIONS")
+    assert FocusServices not in middlewares(module, "EXTENSIONS")
     for name in DEFAULTS:
         assert via_addon[name] == module[name], name
+
+
+def test_a_worker_without_the_redis_extension_refuses_to_start_with_one_line():
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+    from scrapy.exceptions import CloseSpider
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.distributed.scheduler import RedisFocusScheduler
+    from focuscrawl.signals import START_ERROR_STAT
+
+    from .conftest import SCHEDULER_PARTS
+
+    crawler = get_crawler(Spider, SCHEDULER_PARTS)  # FocusServices, not RedisServices
+    crawler.engine = SimpleNamespace(_slot=None)
+    sched = RedisFocusScheduler.from_crawler(crawler)
+    spider = Spider("worker")
+    spider.crawler = crawler
+    sched.open(spider)
+    assert sched.error == crawler.stats.get_value(START_ERROR_STAT)
+    assert sched.error.startswith("RedisFocusScheduler needs "
+                                  "focuscrawl.distributed.connection.RedisServices in EXTENSIONS")
+    assert not sched.has_pending_requests() and sched.next_request() is None
+    assert "focuscrawl.distributed.addon.Distributed" in sched.error
+    with pytest.raises(CloseSpider) as closed:
+        sched._spider_idle()
+    assert closed.value.reason == "missing_component"
+    sched.close("missing_component")
+
+
+def test_both_addons_leave_one_services_extension_the_redis_one():
+    settings = Settings()  # another project: focuscrawl's add-on, then the distributed one
+    FocusCrawl().update_settings(settings)
+    Distributed().update_settings(settings)
+    extensions = {load_object(k) for k, v in settings.getdict("EXTENSIONS").items()
+                  if v is not None}
+    assert RedisServices in extensions and FocusServices not in extensions
 
 
 # --------------------------------------------------------------------------- worker processes

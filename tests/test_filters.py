@@ -14,7 +14,7 @@ from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
 from focuscrawl.traps import DirectoryStats, ServerCap, UrlRules, is_near
 from focuscrawl.webserver import Page, ServerProcess
 
-from .conftest import crawl, project_settings
+from .conftest import SERVICES, crawl, project_settings
 
 
 # -- the rules ------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def outlink(url: str, keyword: bool = False, **kw) -> Request:
 
 
 def middleware(**settings) -> LinkFilterMiddleware:
-    return LinkFilterMiddleware.from_crawler(get_crawler(settings_dict=settings))
+    return LinkFilterMiddleware.from_crawler(get_crawler(settings_dict={**SERVICES, **settings}))
 
 
 def run(mw: LinkFilterMiddleware, resp: HtmlResponse | None, requests: list) -> list[str]:
@@ -184,7 +184,7 @@ def test_nearness_is_off_by_default() -> None:
 
 def test_irrelevant_directories_from_page_scores_and_the_gate() -> None:
     crawler = get_crawler(settings_dict={
-        "FOCUS_IRRELEVANT_DIRS": True, "FOCUS_IRRELEVANT_DIR_PAGES": 3,
+        **SERVICES, "FOCUS_IRRELEVANT_DIRS": True, "FOCUS_IRRELEVANT_DIR_PAGES": 3,
         "FOCUS_IRRELEVANT_DIR_SHARE": 0.75, "FOCUS_RELEVANT_SCORE": 0.2})
     mw = LinkFilterMiddleware.from_crawler(crawler)
     gate = GateMiddleware.from_crawler(crawler)
@@ -211,14 +211,15 @@ def test_irrelevant_directories_from_page_scores_and_the_gate() -> None:
 
 def test_gate_is_off_without_filters_and_directories() -> None:
     with pytest.raises(NotConfigured):
-        GateMiddleware.from_crawler(get_crawler(settings_dict={"FOCUS_FILTERS_ENABLED": False}))
-    gate = GateMiddleware.from_crawler(get_crawler())  # filters on: redirect targets only
+        GateMiddleware.from_crawler(get_crawler(settings_dict={**SERVICES,
+                                                               "FOCUS_FILTERS_ENABLED": False}))
+    gate = GateMiddleware.from_crawler(get_crawler(settings_dict=SERVICES))  # redirect targets
     assert gate.dirs is None
     assert gate.process_request(Request("http://a.test/x/x/x", meta={"focus_lease": 1})) is None
 
 
 def test_gate_applies_the_trap_rules_to_redirect_targets() -> None:
-    gate = GateMiddleware.from_crawler(get_crawler())
+    gate = GateMiddleware.from_crawler(get_crawler(settings_dict=SERVICES))
     redirected = Request("http://a.test/shop;jsessionid=99",
                          meta={"redirect_urls": ["http://a.test/shop"], "focus_lease": 2})
     with pytest.raises(IgnoreRequest):

@@ -21,7 +21,7 @@ import pytest
 import pytest_twisted
 
 from focuscrawl import servers as focus_servers
-from focuscrawl.servers import policy_for
+from focuscrawl.services import FocusServices
 from focuscrawl.traps import UrlRules
 from focuscrawl.webserver import Page, ServerProcess
 
@@ -123,7 +123,7 @@ def start_gaps(result: Any, server: str) -> list[float]:
     the delay is counted on.  Arrival times at the server add the send delays of a loaded
     machine (a request that left 100 ms late arrives 100 ms before the next one is due); the
     crawler's own starts do not: they prove the spacing exactly."""
-    starts = list(policy_for(result.crawler).servers[server].starts)
+    starts = list(FocusServices.of(result.crawler).policy.servers[server].starts)
     return [b - a for a, b in zip(starts, starts[1:], strict=False)]
 
 

@@ -32,10 +32,10 @@ from focuscrawl.middlewares.robots import (
     robots_key,
     robots_url,
 )
-from focuscrawl.servers import policy_for
+from focuscrawl.services import FocusServices
 from focuscrawl.webserver import Page, ServerProcess
 
-from .conftest import crawl, project_settings
+from .conftest import SERVICES, crawl, project_settings
 
 UA = "focuscrawl/0.1 (+test)"
 
@@ -65,7 +65,7 @@ class FakeEngine:
 
 
 def make_mw(engine: FakeEngine, **settings: Any) -> RobotsTxtMiddleware:
-    crawler = get_crawler(settings_dict={"USER_AGENT": UA, **settings})
+    crawler = get_crawler(settings_dict={**SERVICES, "USER_AGENT": UA, **settings})
     crawler.engine = engine
     return RobotsTxtMiddleware(crawler)
 
@@ -149,7 +149,7 @@ async def test_every_request_waiting_for_robots_gets_the_rules() -> None:
         assert robots_request.url == "http://a.test/robots.txt"
         assert robots_request.meta["dont_obey_robotstxt"]
         assert mw.stats.get_value("focus/robots/disallowed") == 10
-        assert policy_for(mw.crawler).current_delay("a.test") == 3.0
+        assert FocusServices.of(mw.crawler).policy.current_delay("a.test") == 3.0
         # cached: later requests need no fetch
         assert await outcome(mw, "http://a.test/private/late.html") == "refused"
         assert len(engine.calls) == 1

@@ -5,7 +5,8 @@
 
 This is how a Scrapyd job (which cannot choose the settings module) becomes a worker: pass the
 same ``-d setting=ADDONS=...`` to schedule.json.  It sets the Redis scheduler, puts the Redis
-politeness middleware in PolitenessMiddleware's place, and gives the ``FOCUS_REDIS_*`` and
+politeness middleware in PolitenessMiddleware's place and the extension that owns the worker's
+link to Redis (``RedisServices``) in FocusServices' place, and gives the ``FOCUS_REDIS_*`` and
 ``REDIS_URL`` defaults of ``settings.distributed``; anything given explicitly on the command
 line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
 """
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import get_settings_priority
 
 from ..middlewares.politeness import PolitenessMiddleware
+from ..services import FocusServices
+from .connection import RedisServices
 from .frontier import DEFAULT_STRATEGY
 from .frontier import STRATEGIES as DISTRIBUTED_STRATEGIES
 from .politeness import RedisPolitenessMiddleware
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
 POLITENESS_ORDER = 950
+SERVICES_ORDER = 0
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": "redis://127.0.0.1:6379/0",
     "FOCUS_REDIS_KEY": "focuscrawl:%(spider)s:",
@@ -55,3 +59,7 @@ class Distributed:
         except KeyError:  # not there (or switched off): add ours at its usual place
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", RedisPolitenessMiddleware, POLITENESS_ORDER)
+        try:
+            settings.replace_in_component_priority_dict("EXTENSIONS", FocusServices, RedisServices)
+        except KeyError:
+            settings.set_in_component_priority_dict("EXTENSIONS", RedisServices, SERVICES_ORDER)

@@ -1,5 +1,9 @@
 """One worker's link to the crawl in Redis, shared by its scheduler and politeness middleware.
 
+:class:`RedisServices` owns it: ``focuscrawl.services.FocusServices`` (the crawl's shared parts,
+a Scrapy extension) plus the worker, registered in FocusServices' place by
+``settings.distributed`` and the Distributed add-on.
+
 The connection comes from scrapy-redis's ``get_redis_from_settings`` (``REDIS_URL``,
 ``REDIS_PARAMS``..., so a scrapy-redis user's settings work as they are); a ``REDIS_URL``
 environment variable (as deployment tools pass it) replaces the settings module's default, and
@@ -20,6 +24,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings
 
+from ..services import FocusServices
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 
@@ -61,21 +66,35 @@ def redis_settings(settings: BaseSettings, environ: Any = os.environ) -> BaseSet
     return copy
 
 
-def worker_for(crawler: Crawler) -> Worker:
-    """This process's worker for the crawl (created on first use)."""
-    worker = getattr(crawler, "_focus_redis_worker", None)
-    if worker is None:
-        settings = crawler.settings
-        client = get_redis_from_settings(redis_settings(settings))
-        name = getattr(crawler.spidercls, "name", None) or "crawl"
-        prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), name)
-        wid = worker_id()
-        worker = Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
-                        RedisHosts(client, prefix, wid))
-        crawler._focus_redis_worker = worker  # type: ignore[attr-defined]
-    return worker
+def connect(settings: BaseSettings, spider_name: str) -> Worker:
+    """A new worker of the crawl of ``spider_name`` (no Redis round trip yet)."""
+    client = get_redis_from_settings(redis_settings(settings))
+    prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), spider_name)
+    wid = worker_id()
+    return Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
+                  RedisHosts(client, prefix, wid))
+
+
+class RedisServices(FocusServices):
+    """``EXTENSIONS`` of a distributed worker, in FocusServices' place: the crawl's shared parts
+    and this process's worker (:attr:`redis_worker`), made on first use."""
+
+    SWITCH_ON = ('switch distributed mode on with ADDONS = {"focuscrawl.distributed.addon.'
+                 'Distributed": 10} or use the settings.distributed module')
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self._redis_worker: Worker | None = None
+
+    @property
+    def redis_worker(self) -> Worker:
+        if self._redis_worker is None:
+            name = getattr(self.crawler.spidercls, "name", None) or "crawl"
+            self._redis_worker = connect(self.settings, name)
+        return self._redis_worker
 
 
 def feed_uri_params(params: dict[str, Any], spider: Spider) -> dict[str, Any]:
     """``FEED_URI_PARAMS``: adds ``%(worker)s`` so workers never write the same feed file."""
-    return {**params, "worker": worker_for(spider.crawler).worker_id}
+    worker = RedisServices.of(spider.crawler, "FEED_URI_PARAMS").redis_worker
+    return {**params, "worker": worker.worker_id}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from .. import signals as focus_signals
 from ..middlewares.politeness import PolitenessMiddleware
-from .connection import worker_for
+from .connection import RedisServices
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -34,7 +34,7 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        worker = worker_for(crawler)
+        worker = RedisServices.of(crawler, self).redis_worker
         self.hosts = worker.hosts
         self.worker_id = worker.worker_id
         self.poll = crawler.settings.getfloat("FOCUS_REDIS_POLL", 0.1)

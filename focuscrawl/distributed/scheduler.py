@@ -36,9 +36,10 @@ from .. import signals as focus_signals
 from ..engine import Waker, in_progress, stopping, warn_if_missing
 from ..options import politeness_options
 from ..scheduler import FocusScheduler
+from ..services import missing_message
 from ..signals import START_ERROR_STAT
 from ..urls import canonical
-from .connection import worker_for
+from .connection import RedisServices, Worker
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -62,14 +63,20 @@ class RedisFocusScheduler(FocusScheduler):
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         if self.server_by not in ("host", "ip"):
             raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {self.server_by!r}")
-        self.worker = worker_for(crawler)
-        self.frontier = self.worker.frontier  # type: ignore[assignment]
+        # the shared parts and this process's worker; None: open() refuses to start
+        self.services: RedisServices | None = crawler.get_extension(RedisServices)
+        self.worker: Worker | None = None
+        self.frontier = None
+        if self.services is not None:
+            self.worker = self.services.redis_worker
+            self.frontier = self.worker.frontier  # type: ignore[assignment]
         self.spider: Spider | None = None
         self.max_pages = 0
         self.pages = 0  # pages this worker fetched
         self.ttl = s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0)
         self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
         self.error: str | None = None  # this worker cannot join the crawl (its settings differ)
+        self._error_reason = ""  # the spider's close reason then
         self._requests: dict[int, Request] = {}  # lease -> request, until settled
         self._downloaded: set[int] = set()  # leases whose download ended
         self._loop: LoopingCall | None = None
@@ -94,12 +101,19 @@ class RedisFocusScheduler(FocusScheduler):
         )
         if s.getbool("FOCUS_STRICT_ORDER"):
             logger.warning("FOCUS_STRICT_ORDER is ignored in distributed mode")
-        try:
-            differ = self.frontier.configure(options)
-        except ValueError as e:
-            self.error = str(e)
-        except RedisError as e:
-            self.error = f"cannot use Redis at REDIS_URL ({e})"
+        differ: dict[str, Any] = {}
+        if self.frontier is None:
+            self.error = missing_message(type(self).__name__, RedisServices)
+            self._error_reason = "missing_component"
+        else:
+            try:
+                differ = self.frontier.configure(options)
+            except ValueError as e:
+                self.error = str(e)
+                self._error_reason = "redis_settings_differ"
+            except RedisError as e:
+                self.error = f"cannot use Redis at REDIS_URL ({e})"
+                self._error_reason = "redis_unavailable"
         if self.error is not None:
             logger.error("focuscrawl distributed: %s", self.error)
             self.stats.set_value("focus/cluster/error", self.error)
@@ -217,8 +231,7 @@ class RedisFocusScheduler(FocusScheduler):
 
     def _spider_idle(self) -> None:
         if self.error is not None:
-            raise CloseSpider("redis_unavailable" if self.error.startswith("cannot use Redis")
-                              else "redis_settings_differ")
+            raise CloseSpider(self._error_reason)
         self._sweep(idle=True)
         self.frontier.reap()
         st = self.frontier.status()

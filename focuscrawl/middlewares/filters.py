@@ -24,16 +24,16 @@ and junk rules (counted under the same reasons), and a URL of a rejected directo
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.httpobj import urlparse_cached
 
-from .. import signals as focus_signals
 from ..servers import server_key
-from ..traps import DirectoryStats, ServerCap, UrlRules, is_near
+from ..services import FocusServices
+from ..traps import ServerCap, UrlRules, is_near
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -42,29 +42,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DISTINCT_REASONS = ("nearness", "irrelevant_dir")
-
-
-def directories_for(crawler: Crawler) -> DirectoryStats | None:
-    """The crawl's one DirectoryStats (None when FOCUS_IRRELEVANT_DIRS is off)."""
-    s = crawler.settings
-    if not s.getbool("FOCUS_IRRELEVANT_DIRS", False):
-        return None
-    dirs = getattr(crawler, "_focus_directories", None)
-    if dirs is None:
-        dirs = DirectoryStats(
-            min_pages=s.getint("FOCUS_IRRELEVANT_DIR_PAGES", 25),
-            share=s.getfloat("FOCUS_IRRELEVANT_DIR_SHARE", 0.9),
-        )
-        relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)  # settings/__init__.py
-
-        def scored(url: str, score: float, **kwargs: Any) -> None:
-            if dirs.record(url, score >= relevant_score):
-                crawler.stats.inc_value("focus/dirs/rejected")
-                logger.info("Irrelevant directory, not fetched any more: %s", url.rsplit("/", 1)[0])
-
-        crawler.signals.connect(scored, signal=focus_signals.page_scored, weak=False)
-        crawler._focus_directories = dirs  # type: ignore[attr-defined]
-    return dirs
 
 
 def url_rules(crawler: Crawler) -> UrlRules | None:
@@ -95,7 +72,8 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         self.nearness = s.getbool("FOCUS_NEARNESS", False)
         self.robots_prefilter = s.getbool("FOCUS_FILTER_ROBOTS", True)
-        self.dirs = directories_for(crawler)
+        self.services = FocusServices.of(crawler, self)
+        self.dirs = self.services.directories
         # distinct URLs (their hashes), kept only for the slides' two measures
         self._distinct = self.nearness or self.dirs is not None
         self._seen: set[int] = set()
@@ -133,7 +111,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         if self.dirs is not None and self.dirs.is_rejected(url):
             return "irrelevant_dir"
         if self.robots_prefilter:
-            robots = getattr(self.crawler, "_focus_robots", None)
+            robots = self.services.robots  # registered by the robots.txt middleware
             if robots is not None and robots.disallows(url, urlparse_cached(request)):
                 return "robots"
         if not self.cap.admit(server_key(url, self.server_by), url):
@@ -164,7 +142,7 @@ class GateMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.rules = url_rules(crawler)
-        self.dirs = directories_for(crawler)
+        self.dirs = FocusServices.of(crawler, self).directories
         if self.rules is None and self.dirs is None:
             raise NotConfigured
         self.stats = crawler.stats

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
-from ..completion import FROM_KEY, Completion, completion_for, lease_of
+from ..completion import FROM_KEY, Completion, lease_of
+from ..services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -41,7 +42,7 @@ class PageCompletionMiddleware:
     def from_crawler(cls, crawler: Crawler) -> PageCompletionMiddleware:
         if not crawler.settings.get("JOBDIR"):
             raise NotConfigured  # nothing is journaled without JOBDIR
-        return cls(completion_for(crawler))
+        return cls(FocusServices.of(crawler, cls).completion)
 
     def _track(self, lease: int, out: Any) -> None:
         if isinstance(out, Request):

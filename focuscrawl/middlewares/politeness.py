@@ -27,7 +27,8 @@ from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
-from ..servers import policy_for, server_key
+from ..servers import server_key
+from ..services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -42,7 +43,7 @@ class PolitenessMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.policy = policy_for(crawler)
+        self.policy = FocusServices.of(crawler, self).policy
         self.server_by = crawler.settings.get("FOCUS_SERVER_KEY", "host")
         self._waiters: dict[str, list[asyncio.Future]] = {}
         self._frozen = False

@@ -20,8 +20,9 @@ Outcomes follow RFC 9309 (and Google's documented behaviour):
 
 Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests).  A request
 refused here raises IgnoreRequest and is counted in ``focus/robots/disallowed`` (or
-``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` to drop
-outlinks to hosts whose rules are already known, before they reach the scheduler.
+``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` (found
+through ``focuscrawl.services.FocusServices.robots``, where this middleware registers itself) to
+drop outlinks to hosts whose rules are already known, before they reach the scheduler.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..servers import policy_for, server_key
+from ..servers import server_key
+from ..services import FocusServices
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult
@@ -127,12 +129,13 @@ class RobotsTxtMiddleware:
         self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
         self.retry_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES", [])}
         self.server_by = s.get("FOCUS_SERVER_KEY", "host")
-        self.policy = policy_for(crawler)
+        services = FocusServices.of(crawler, self)
+        self.policy = services.policy
         self.clock = time.monotonic
         self._rules: dict[str, Rules] = {}
         self._loading: dict[str, asyncio.Future[Rules]] = {}
         self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
-        crawler._focus_robots = self  # type: ignore[attr-defined]  # for the trap filter
+        services.register_robots(self)  # for the trap filter
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:

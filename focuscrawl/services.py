@@ -1,0 +1,160 @@
+"""FocusServices: the parts of a crawl that the scheduler and the middlewares share.
+
+The scheduler, the politeness, robots.txt and filter middlewares, the page-completion spider
+middleware and the feed storage work on a few common objects: the per-server politeness state
+(``HostPolicy``), what each handed-out page still owes (``Completion``), the robots.txt rules
+already known, the irrelevant-directory statistics, and whether this crawl resumes a JOBDIR.
+One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
+settings.  Scrapy builds extensions before the engine builds the downloader, the spider
+middlewares and the scheduler, so every component finds it at construction through Scrapy's
+public API, ``crawler.get_extension(FocusServices)`` (:meth:`FocusServices.of`).  Each part is
+made by this object on first use, from one reading of the settings; no component creates a
+part for the others.
+
+    EXTENSIONS = {"focuscrawl.services.FocusServices": 0}
+
+``settings/__init__.py`` and the add-on (``focuscrawl.addon.FocusCrawl``) switch it on.  A
+component that needs it and does not find it raises :class:`MissingServices`; the scheduler,
+which must not raise, refuses to start with the same one-line message instead.
+
+This module imports no middleware and no scheduler: the robots.txt middleware registers itself
+(:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from . import signals as focus_signals
+from .completion import Completion
+from .frontier import HostPolicy
+from .options import politeness_options
+from .traps import DirectoryStats
+
+if TYPE_CHECKING:
+    from urllib.parse import ParseResult
+
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+_S = TypeVar("_S", bound="FocusServices")
+
+
+class RobotsRules(Protocol):
+    """What the trap filter asks of the robots.txt middleware."""
+
+    def disallows(self, url: str, parts: ParseResult) -> bool:
+        """True if the host's fetched robots.txt refuses ``url`` (False while unknown)."""
+        ...
+
+
+class MissingServices(RuntimeError):
+    """A focuscrawl component was built in a crawl without the FocusServices extension."""
+
+
+def _path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def missing_message(component: str, cls: type[FocusServices] | None = None, *,
+                    needs: Sequence[str] = ()) -> str:
+    """One line: what ``component`` needs (by default the extension ``cls``) and how to switch
+    everything on (``cls.SWITCH_ON``)."""
+    cls = cls or FocusServices
+    needs = list(needs) or [f"{_path(cls)} in EXTENSIONS"]
+    what = needs[0] if len(needs) == 1 else f"{', '.join(needs[:-1])} and {needs[-1]}"
+    return f"{component} needs {what}; {cls.SWITCH_ON}"
+
+
+class FocusServices:
+    """``EXTENSIONS``: the crawl's shared parts, each made on first use (module docstring)."""
+
+    #: how to switch on everything a crawl needs, in the message of a missing part
+    SWITCH_ON = ('switch focuscrawl on with ADDONS = {"focuscrawl.addon.FocusCrawl": 0} (it sets '
+                 "everything) or use focuscrawl's settings module")
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.settings = crawler.settings
+        self._policy: HostPolicy | None = None
+        self._completion: Completion | None = None
+        self._directories: DirectoryStats | None = None
+        self._relevant_score = 0.0
+        self._robots: RobotsRules | None = None
+        #: this crawl continues a JOBDIR's earlier run (set by the scheduler when it loads the
+        #: JOBDIR; the feed storage then appends instead of overwriting)
+        self.resumed = False
+
+    @classmethod
+    def from_crawler(cls: type[_S], crawler: Crawler) -> _S:
+        return cls(crawler)
+
+    @classmethod
+    def of(cls: type[_S], crawler: Crawler, component: Any = None) -> _S:
+        """The crawl's instance (``crawler.get_extension``); :class:`MissingServices` if none.
+
+        ``component`` (an object, a class or a name) names the asker in the error.
+        """
+        services = crawler.get_extension(cls)
+        if services is None:
+            if component is None or isinstance(component, str):
+                name = component or "focuscrawl"
+            else:
+                kind = component if isinstance(component, type) else type(component)
+                name = kind.__name__
+            raise MissingServices(missing_message(name, cls))
+        return services
+
+    # -- the parts ---------------------------------------------------------------------------
+    @property
+    def policy(self) -> HostPolicy:
+        """Per-server politeness state: the scheduler reserves, the middlewares start/finish."""
+        if self._policy is None:
+            s = self.settings
+            self._policy = HostPolicy(**politeness_options(s),
+                                      start_log=s.getint("FOCUS_START_LOG", 0))
+        return self._policy
+
+    @property
+    def completion(self) -> Completion:
+        """What each handed-out page still owes (scheduler + PageCompletionMiddleware)."""
+        if self._completion is None:
+            self._completion = Completion()
+        return self._completion
+
+    @property
+    def directories(self) -> DirectoryStats | None:
+        """The slides' irrelevant-directory statistics, fed by ``page_scored`` (None when
+        ``FOCUS_IRRELEVANT_DIRS`` is off).  Shared by the link filter and the gate."""
+        s = self.settings
+        if not s.getbool("FOCUS_IRRELEVANT_DIRS", False):
+            return None
+        if self._directories is None:
+            self._directories = DirectoryStats(
+                min_pages=s.getint("FOCUS_IRRELEVANT_DIR_PAGES", 25),
+                share=s.getfloat("FOCUS_IRRELEVANT_DIR_SHARE", 0.9),
+            )
+            self._relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)
+            self.crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
+        return self._directories
+
+    def _page_scored(self, url: str, score: float, **kwargs: Any) -> None:
+        dirs = self._directories
+        assert dirs is not None
+        if dirs.record(url, score >= self._relevant_score):
+            self.crawler.stats.inc_value("focus/dirs/rejected")
+            logger.info("Irrelevant directory, not fetched any more: %s", url.rsplit("/", 1)[0])
+
+    @property
+    def robots(self) -> RobotsRules | None:
+        """The robots.txt rules known so far (None without a robots.txt middleware)."""
+        return self._robots
+
+    def register_robots(self, robots: RobotsRules) -> None:
+        """The robots.txt middleware offers its rules to the trap filter (one per crawl)."""
+        if self._robots is not None and self._robots is not robots:
+            raise ValueError("a second robots.txt middleware in one crawl")
+        self._robots = robots

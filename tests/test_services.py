@@ -1,0 +1,113 @@
+"""FocusServices: the crawl's shared parts, owned by one extension and reached through
+``crawler.get_extension``, never hung on the Crawler."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from scrapy import Spider
+from scrapy.utils.test import get_crawler
+
+from focuscrawl import signals as focus_signals
+from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
+from focuscrawl.middlewares.journal import PageCompletionMiddleware
+from focuscrawl.middlewares.politeness import PolitenessMiddleware
+from focuscrawl.middlewares.robots import RobotsTxtMiddleware
+from focuscrawl.scheduler import FocusScheduler
+from focuscrawl.services import FocusServices, MissingServices
+from focuscrawl.signals import START_ERROR_STAT
+
+from .conftest import SCHEDULER_PARTS, SERVICES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Spider(Spider):
+    name = "services"
+
+
+def open_scheduler(crawler) -> FocusScheduler:
+    crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
+    sched = FocusScheduler.from_crawler(crawler)
+    spider = _Spider()
+    spider.crawler = crawler
+    sched.open(spider)
+    return sched
+
+
+def test_no_component_hangs_state_on_the_crawler():
+    """The parts live in FocusServices: no ``crawler._focus_*`` attribute is set or read."""
+    pattern = re.compile(r"crawler\)?\._focus_|crawler\b[^\n]*[\"']_focus_")
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for folder in ("focuscrawl", "spiders", "settings")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert offenders == []
+
+
+def test_every_component_gets_the_same_parts_through_the_extension(tmp_path):
+    crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "JOBDIR": str(tmp_path / "job"),
+                                    "FOCUS_IRRELEVANT_DIRS": True, "FOCUS_STRATEGY": "best-first"})
+    services = crawler.get_extension(FocusServices)
+    assert services is not None and FocusServices.of(crawler) is services
+    politeness = PolitenessMiddleware.from_crawler(crawler)
+    robots = RobotsTxtMiddleware.from_crawler(crawler)
+    journal = PageCompletionMiddleware.from_crawler(crawler)
+    links = LinkFilterMiddleware.from_crawler(crawler)
+    gate = GateMiddleware.from_crawler(crawler)
+    sched = open_scheduler(crawler)
+    assert sched.error is None
+    try:
+        assert politeness.policy is robots.policy is sched.policy is services.policy
+        assert journal.completion is sched.completion is services.completion
+        assert links.services.robots is robots  # registered by the robots.txt middleware
+        assert links.dirs is gate.dirs is services.directories is not None
+        assert services.resumed is False  # a new JOBDIR
+        # the one DirectoryStats is fed once per scored page
+        crawler.signals.send_catch_log(focus_signals.page_scored,
+                                       url="http://a.test/d/1.html", score=0.0, hot=False)
+        assert sum(fetched for fetched, _ in services.directories.counts.values()) == 1
+    finally:
+        sched.close("finished")
+
+
+def test_a_resumed_jobdir_is_told_through_the_extension(tmp_path):
+    settings = {**SCHEDULER_PARTS, "JOBDIR": str(tmp_path / "job"), "FOCUS_STRATEGY": "best-first"}
+    first = open_scheduler(get_crawler(_Spider, settings))
+    first.close("shutdown")
+    crawler = get_crawler(_Spider, settings)
+    again = open_scheduler(crawler)
+    try:
+        assert again.resumed and FocusServices.of(crawler).resumed
+    finally:
+        again.close("shutdown")
+
+
+def test_two_crawls_share_nothing():
+    one, two = (get_crawler(settings_dict=SERVICES) for _ in range(2))
+    assert FocusServices.of(one).policy is not FocusServices.of(two).policy
+
+
+def test_a_middleware_without_the_extension_fails_naming_the_setting():
+    crawler = get_crawler(settings_dict={})
+    with pytest.raises(MissingServices, match=r"PolitenessMiddleware needs "
+                       r"focuscrawl\.services\.FocusServices in EXTENSIONS; .*FocusCrawl"):
+        PolitenessMiddleware.from_crawler(crawler)
+
+
+def test_the_scheduler_without_the_extension_refuses_to_start_with_one_line(caplog):
+    crawler = get_crawler(_Spider, {
+        "DOWNLOADER_MIDDLEWARES": SCHEDULER_PARTS["DOWNLOADER_MIDDLEWARES"]})
+    sched = open_scheduler(crawler)
+    assert sched.frontier is None
+    assert sched.error == crawler.stats.get_value(START_ERROR_STAT)
+    assert "FocusScheduler needs focuscrawl.services.FocusServices in EXTENSIONS;" in sched.error
+    assert "PolitenessMiddleware" not in sched.error  # it is there: only what is missing
+    assert [r.levelname for r in caplog.records if r.name == "focuscrawl.scheduler"] == ["ERROR"]
+    sched.close("finished")  # closes cleanly, holding no part

@@ -15,7 +15,8 @@ part for the others.
 
 ``settings/__init__.py`` and the add-on (``focuscrawl.addon.FocusCrawl``) switch it on.  A
 component that needs it and does not find it raises :class:`MissingServices`; the scheduler,
-which must not raise, refuses to start with the same one-line message instead.
+which must not raise, refuses to start with the same one-line message instead.  ``scrapy crawl``
+(``focuscrawl.commands.crawl``) reports either as one line and exits with status 1.
 
 This module imports no middleware and no scheduler: the robots.txt middleware registers itself
 (:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`.

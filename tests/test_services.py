@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -111,3 +114,20 @@ def test_the_scheduler_without_the_extension_refuses_to_start_with_one_line(capl
     assert "PolitenessMiddleware" not in sched.error  # it is there: only what is missing
     assert [r.levelname for r in caplog.records if r.name == "focuscrawl.scheduler"] == ["ERROR"]
     sched.close("finished")  # closes cleanly, holding no part
+
+
+def test_a_crawl_without_the_extension_stops_with_one_line_and_exit_1():
+    """``-s EXTENSIONS=...`` replaces the whole dict: the middlewares cannot be built.  The crawl
+    command reports it as any failed start: one line, no traceback, exit status 1."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("http_proxy", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=alpha",
+         "-a", "seeds=http://127.0.0.1:9/", "-s", "EXTENSIONS={}", "-s", "LOG_LEVEL=ERROR",
+         "-s", "FOCUS_DEFAULT_FEED="],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 1
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "needs focuscrawl.services.FocusServices in EXTENSIONS" in lines[0]

@@ -144,6 +144,9 @@ FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 93
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
 #                                    long, then fetch again (RFC 9309 and Google: unreachable
 #                                    means disallow; a cached copy stays in force meanwhile)
+# Distributed mode (settings.distributed) fetches each robots.txt once per cluster and shares
+# the raw file, or "unreachable", through Redis with these same two TTLs
+# (focuscrawl.distributed.robots; the lease uses FOCUS_REDIS_WORKER_TTL and FOCUS_REDIS_POLL)
 # trap and junk filters on outlinks (focuscrawl.middlewares.filters.LinkFilterMiddleware)
 FOCUS_FILTERS_ENABLED = True  # False switches every outlink filter below off at once
 FOCUS_FILTER_SCHEMES = True  # drop mailto:, javascript:, file:, data:, ... (only http(s) fetched)

@@ -21,6 +21,9 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": None,
     # same place as the single-process one: last on the way out, first on the way back
     "focuscrawl.distributed.politeness.RedisPolitenessMiddleware": 950,
+    # robots.txt fetched once per cluster (a Redis lease, the file shared), same place
+    "focuscrawl.middlewares.robots.RobotsTxtMiddleware": None,
+    "focuscrawl.distributed.robots.RedisRobotsTxtMiddleware": 105,
 }
 EXTENSIONS = {
     **_PROJECT_EXTENSIONS,
@@ -34,8 +37,11 @@ REDIS_URL = "redis://127.0.0.1:6379/0"  # the crawl's Redis server; every worker
 FOCUS_REDIS_KEY = "focuscrawl:%(spider)s:"  # key prefix: one crawl; reuse it to resume a crawl,
 #                                             change it (or delete its keys) for a new one
 FOCUS_REDIS_WORKER_TTL = 10.0  # seconds without a heartbeat before a worker counts as dead and
-#                                its URLs are queued again (heartbeats every TTL/4)
+#                                its URLs are queued again (heartbeats every TTL/4); also the
+#                                lease on a robots.txt being fetched for the cluster (renewed
+#                                every TTL/4 while the fetch lasts; a dead fetcher's expires)
 FOCUS_REDIS_POLL = 0.1  # seconds between a worker's checks for work other workers made possible
+#                         (and for a robots.txt another worker is fetching)
 FOCUS_REDIS_BLOOM_CAPACITY = 0  # >0: the seen-set is a Bloom filter sized for this many URLs
 #                                 (bounded memory; a false positive skips an unseen URL)
 FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate

@@ -5,7 +5,8 @@
 
 This is how a Scrapyd job (which cannot choose the settings module) becomes a worker: pass the
 same ``-d setting=ADDONS=...`` to schedule.json.  It sets the Redis scheduler, puts the Redis
-politeness middleware in PolitenessMiddleware's place and the extension that owns the worker's
+politeness middleware in PolitenessMiddleware's place, the cluster's robots.txt middleware in
+RobotsTxtMiddleware's (if that is on) and the extension that owns the worker's
 link to Redis (``RedisServices``) in FocusServices' place, and gives the ``FOCUS_REDIS_*`` and
 ``REDIS_URL`` defaults of ``settings.distributed``; anything given explicitly on the command
 line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
@@ -18,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import get_settings_priority
 
 from ..middlewares.politeness import PolitenessMiddleware
+from ..middlewares.robots import RobotsTxtMiddleware
 from ..services import FocusServices
 from .connection import RedisServices
 from .frontier import DEFAULT_STRATEGY
 from .frontier import STRATEGIES as DISTRIBUTED_STRATEGIES
 from .politeness import RedisPolitenessMiddleware
+from .robots import RedisRobotsTxtMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -59,6 +62,11 @@ class Distributed:
         except KeyError:  # not there (or switched off): add ours at its usual place
             settings.set_in_component_priority_dict(
                 "DOWNLOADER_MIDDLEWARES", RedisPolitenessMiddleware, POLITENESS_ORDER)
+        try:  # robots.txt once per cluster; switched off or left out, it stays so
+            settings.replace_in_component_priority_dict(
+                "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, RedisRobotsTxtMiddleware)
+        except KeyError:
+            pass
         try:
             settings.replace_in_component_priority_dict("EXTENSIONS", FocusServices, RedisServices)
         except KeyError:

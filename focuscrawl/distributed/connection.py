@@ -27,6 +27,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from ..services import FocusServices
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
+from .robotscache import RedisRobotsCache
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -42,6 +43,7 @@ class Worker:
     worker_id: str
     frontier: RedisFrontier
     hosts: RedisHosts
+    robots: RedisRobotsCache
 
 
 def worker_id() -> str:
@@ -72,7 +74,7 @@ def connect(settings: BaseSettings, spider_name: str) -> Worker:
     prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), spider_name)
     wid = worker_id()
     return Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
-                  RedisHosts(client, prefix, wid))
+                  RedisHosts(client, prefix, wid), RedisRobotsCache(client, prefix, wid))
 
 
 class RedisServices(FocusServices):

@@ -37,6 +37,12 @@ Key layout under the prefix ``P``:
                                 (active); a slot of a dead worker no longer counts
 ``starts:<host>``        LIST   with FOCUS_REDIS_START_LOG: the last request starts, "ms worker
                                 token" (a politeness audit)
+``rb:<robots key>``      HASH   a robots.txt fetched for the whole cluster (key: scheme://host:port):
+                                k(ind: response, error, ignored) s(tatus) b(ody, the raw file);
+                                expires (PX) after FOCUS_ROBOTSTXT_TTL, or FOCUS_ROBOTSTXT_ERROR_TTL
+                                when unreachable (disallow all meanwhile)
+``rl:<robots key>``      STRING the worker fetching that robots.txt: a lease (PX worker TTL, renewed
+                                while the fetch lasts), so a dead worker's lease expires
 """
 
 from __future__ import annotations
@@ -728,6 +734,47 @@ return 1
 #: ARGV: P, host, crawl_delay_ms.  robots.txt's Crawl-delay for the whole cluster.
 CRAWL_DELAY = PRELUDE + r"""
 set_crawl_delay(ARGV[2], tonumber(ARGV[3]))
+return 1
+"""
+
+#: ARGV: P, worker, robots key, lease_ms.  robots.txt once per cluster: the stored entry
+#: {'entry', kind, status, body, ms left}; else {'fetch'} if this worker may fetch it (it now
+#: holds the lease for lease_ms) or {'wait'} while another worker's lease lives (or this worker
+#: was declared dead: it fetches nothing until it re-registers).
+ROBOTS_CLAIM = PRELUDE + r"""
+local wid, rk = ARGV[2], ARGV[3]
+local ek = P .. 'rb:' .. rk
+local v = redis.call('HMGET', ek, 'k', 's', 'b')
+if v[1] then return {'entry', v[1], v[2] or '0', v[3] or '', redis.call('PTTL', ek)} end
+if not touch(wid) then return {'wait'} end
+local lk = P .. 'rl:' .. rk
+local holder = redis.call('GET', lk)
+if holder and holder ~= wid then return {'wait'} end
+redis.call('SET', lk, wid, 'PX', ARGV[4])
+incr('robots_fetches')
+return {'fetch'}
+"""
+
+#: ARGV: P, worker, robots key, lease_ms.  Extend this worker's lease; 0 if it is not its own.
+ROBOTS_RENEW = PRELUDE + r"""
+local lk = P .. 'rl:' .. ARGV[3]
+if redis.call('GET', lk) ~= ARGV[2] then return 0 end
+redis.call('PEXPIRE', lk, ARGV[4])
+return 1
+"""
+
+#: ARGV: P, worker, robots key, kind, status, body, ttl_ms.  Store the fetched robots.txt for
+#: the cluster and give the lease back.  With kind '' nothing is stored (the fetch was aborted).
+ROBOTS_STORE = PRELUDE + r"""
+local wid, rk = ARGV[2], ARGV[3]
+if ARGV[4] ~= '' then
+  local ek = P .. 'rb:' .. rk
+  redis.call('DEL', ek)
+  redis.call('HSET', ek, 'k', ARGV[4], 's', ARGV[5], 'b', ARGV[6])
+  redis.call('PEXPIRE', ek, ARGV[7])
+end
+local lk = P .. 'rl:' .. rk
+if redis.call('GET', lk) == wid then redis.call('DEL', lk) end
 return 1
 """
 

@@ -55,6 +55,10 @@ ROBOTS_MAX_BYTES = 500 * 1024
 ALLOW_ALL = "allow"
 DISALLOW_ALL = "disallow"
 PARSED = "parsed"
+#: what a robots.txt fetch gave (:class:`Fetched`)
+RESPONSE = "response"  # an HTTP response (its status; the body if 2xx)
+ERROR = "error"  # a network error or timeout, after the retries: unreachable
+IGNORED = "ignored"  # another middleware dropped the robots request: no rules
 
 
 @dataclass(slots=True)
@@ -77,6 +81,22 @@ class Rules:
         except Exception:  # a pathological pattern must not stop the crawl
             logger.debug("robots.txt matching failed for %s; allowing", url, exc_info=True)
             return True
+
+
+@dataclass(slots=True, frozen=True)
+class Fetched:
+    """What one robots.txt fetch gave, before it is made into rules: the raw file, not the
+    parser, so distributed workers can share it through Redis."""
+
+    kind: str  # RESPONSE, ERROR or IGNORED
+    status: int = 0
+    body: bytes = b""
+
+    @property
+    def unreachable(self) -> bool:
+        """5xx, 429 or a network error: disallow all for a while (RFC 9309)."""
+        return self.kind == ERROR or (
+            self.kind == RESPONSE and (self.status == 429 or self.status >= 500))
 
 
 def robots_key(parts: ParseResult) -> str:
@@ -189,6 +209,12 @@ class RobotsTxtMiddleware:
         return rules
 
     async def _fetch(self, key: str, url: str) -> Rules:
+        """Fetch the host's robots.txt and make it its rules (distributed mode shares the
+        fetch: ``focuscrawl.distributed.robots``)."""
+        return self._apply(key, url, await self._download(key, url))
+
+    async def _download(self, key: str, url: str) -> Fetched:
+        """One fetch of robots.txt, retried as RETRY_TIMES says; counted and logged here."""
         robots_request = Request(
             url,
             priority=self.DOWNLOAD_PRIORITY,
@@ -203,7 +229,7 @@ class RobotsTxtMiddleware:
                 response = await self.crawler.engine.download_async(robots_request)
             except IgnoreRequest:
                 self.stats.inc_value("focus/robots/ignored")
-                return Rules(ALLOW_ALL, self.clock() + self.ttl)
+                return Fetched(IGNORED)
             except Exception as e:
                 if attempt < self.retries:
                     attempt, robots_request = self._retry(attempt, robots_request)
@@ -211,34 +237,46 @@ class RobotsTxtMiddleware:
                 logger.info("robots.txt of %s unreachable (%s: %s): disallowing for %.0f s",
                             key, type(e).__name__, e, self.error_ttl)
                 self.stats.inc_value(f"focus/robots/error/{type(e).__name__}")
-                return self._unreachable(key)
+                return Fetched(ERROR)
             if response.status in self.retry_codes and attempt < self.retries:
                 attempt, robots_request = self._retry(attempt, robots_request)
                 continue
-            return self._rules_from(key, url, response)
+            return self._fetched(key, response)
 
     def _retry(self, attempt: int, request: Request) -> tuple[int, Request]:
         self.stats.inc_value("focus/robots/retries")
         return attempt + 1, request.replace()
 
-    def _rules_from(self, key: str, url: str, response: Response) -> Rules:
+    def _fetched(self, key: str, response: Response) -> Fetched:
         status = response.status
         self.stats.inc_value(f"focus/robots/status/{status}")
+        fetched = Fetched(RESPONSE, status, response.body if 200 <= status < 300 else b"")
+        if fetched.unreachable:
+            logger.info("robots.txt of %s answered %d: disallowing for %.0f s",
+                        key, status, self.error_ttl)
+        return fetched
+
+    def ttl_of(self, fetched: Fetched) -> float:
+        """How long a fetch's outcome holds: FOCUS_ROBOTSTXT_ERROR_TTL if unreachable."""
+        return self.error_ttl if fetched.unreachable else self.ttl
+
+    def _apply(self, key: str, url: str, fetched: Fetched, ttl: float | None = None) -> Rules:
+        """The rules of a fetch's outcome, valid for ``ttl`` seconds (default :meth:`ttl_of`)."""
+        if ttl is None:
+            ttl = self.ttl_of(fetched)
+        if fetched.unreachable:
+            return self._unreachable(key, ttl)
         now = self.clock()
-        if 200 <= status < 300:
-            rules = parse_robots(response.body, self.user_agent, now + self.ttl)
+        if fetched.kind == RESPONSE and 200 <= fetched.status < 300:
+            rules = parse_robots(fetched.body, self.user_agent, now + ttl)
             if rules.kind == ALLOW_ALL:
                 self.stats.inc_value("focus/robots/unparsable")
             self._set_crawl_delay(key, url, rules.crawl_delay)
             return rules
-        if status == 429 or status >= 500:
-            logger.info("robots.txt of %s answered %d: disallowing for %.0f s",
-                        key, status, self.error_ttl)
-            return self._unreachable(key)
-        return Rules(ALLOW_ALL, now + self.ttl)  # 3xx left over, 4xx: no rules
+        return Rules(ALLOW_ALL, now + ttl)  # 3xx left over, 4xx, dropped: no rules
 
-    def _unreachable(self, key: str) -> Rules:
-        expires = self.clock() + self.error_ttl
+    def _unreachable(self, key: str, ttl: float) -> Rules:
+        expires = self.clock() + ttl
         previous = self._rules.get(key)
         if previous is not None:  # RFC 9309 2.4: keep using the cached copy meanwhile
             previous.expires = expires

@@ -1,0 +1,85 @@
+"""RedisRobotsTxtMiddleware: a host's robots.txt is fetched once per cluster.
+
+``RobotsTxtMiddleware`` whose fetch goes through Redis (``focuscrawl.distributed.robotscache``):
+the first worker to need a host's robots.txt takes the cluster's lease on it and fetches it as
+usual -- through the cluster-wide server slot of ``RedisPolitenessMiddleware``, spaced by the
+server's delay and counted in its concurrency like any request -- then stores the raw outcome
+in Redis with the same expiry a single process gives it (``FOCUS_ROBOTSTXT_TTL``, or
+``FOCUS_ROBOTSTXT_ERROR_TTL`` of "disallow all" when unreachable).  The other workers read it
+instead of fetching; while the lease is held they poll for the entry every
+``FOCUS_REDIS_POLL`` seconds.  The fetching worker renews its lease every
+``FOCUS_REDIS_WORKER_TTL / 4`` seconds; if it dies or freezes, the lease expires after
+``FOCUS_REDIS_WORKER_TTL`` and a waiting worker fetches instead.  Each worker parses the file
+and passes its Crawl-delay on as before.  Within a worker, requests for one host still share
+one load (the parent class's futures).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from redis.exceptions import RedisError
+
+from ..middlewares.robots import Fetched, RobotsTxtMiddleware, Rules
+from .connection import RedisServices
+from .robotscache import SharedRobots
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
+    """``DOWNLOADER_MIDDLEWARES``: in place of RobotsTxtMiddleware, at the same order (105)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)  # NotConfigured with FOCUS_ROBOTSTXT_OBEY = False
+        self.shared = RedisServices.of(crawler, self).redis_worker.robots
+        s = crawler.settings
+        self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
+        self.lease = s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0)
+
+    async def _fetch(self, key: str, url: str) -> Rules:
+        waited = False
+        while True:
+            got = self.shared.claim(key, self.lease)
+            if isinstance(got, SharedRobots):  # fetched by the cluster: this worker's rules
+                self.stats.inc_value("focus/robots/shared")
+                return self._apply(key, url, Fetched(got.kind, got.status, got.body), got.ttl)
+            if got:  # this worker holds the lease: it fetches
+                break
+            if not waited:
+                waited = True
+                self.stats.inc_value("focus/robots/waited")
+            await asyncio.sleep(self.poll)  # another worker is fetching it
+        keeper = asyncio.ensure_future(self._keep_lease(key))
+        try:
+            fetched = await self._download(key, url)
+        except BaseException:
+            keeper.cancel()
+            try:
+                self.shared.release(key)
+            except RedisError as e:  # the lease expires on its own
+                logger.warning("Redis: robots.txt lease of %s not given back: %s", key, e)
+            raise
+        keeper.cancel()
+        ttl = self.ttl_of(fetched)
+        try:
+            self.shared.store(key, fetched.kind, fetched.status, fetched.body, ttl)
+        except RedisError as e:  # this worker still has the rules; the lease expires
+            logger.warning("Redis: robots.txt of %s not shared: %s", key, e)
+        return self._apply(key, url, fetched, ttl)
+
+    async def _keep_lease(self, key: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 4)
+            try:
+                if not self.shared.renew(key, self.lease):
+                    logger.warning("robots.txt lease of %s lost (this worker froze past "
+                                   "FOCUS_REDIS_WORKER_TTL?): another worker may fetch it", key)
+                    return
+            except RedisError as e:
+                logger.warning("Redis: robots.txt lease of %s not renewed: %s", key, e)

@@ -147,6 +147,7 @@ FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow 
 # Distributed mode (settings.distributed) fetches each robots.txt once per cluster and shares
 # the raw file, or "unreachable", through Redis with these same two TTLs
 # (focuscrawl.distributed.robots; the lease uses FOCUS_REDIS_WORKER_TTL and FOCUS_REDIS_POLL)
+# (the FOCUS_REDIS_* settings, FOCUS_REDIS_OUTAGE_TIMEOUT included, are in settings/distributed.py)
 # trap and junk filters on outlinks (focuscrawl.middlewares.filters.LinkFilterMiddleware)
 FOCUS_FILTERS_ENABLED = True  # False switches every outlink filter below off at once
 FOCUS_FILTER_SCHEMES = True  # drop mailto:, javascript:, file:, data:, ... (only http(s) fetched)

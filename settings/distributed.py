@@ -42,6 +42,11 @@ FOCUS_REDIS_WORKER_TTL = 10.0  # seconds without a heartbeat before a worker cou
 #                                every TTL/4 while the fetch lasts; a dead fetcher's expires)
 FOCUS_REDIS_POLL = 0.1  # seconds between a worker's checks for work other workers made possible
 #                         (and for a robots.txt another worker is fetching)
+FOCUS_REDIS_OUTAGE_TIMEOUT = 0.0  # Redis unreachable mid-crawl: a worker pauses (one WARNING)
+#                                   and goes on when it is back; after this many seconds it
+#                                   stops instead (reason redis_unavailable, exit 1; 0: waits
+#                                   as long as it takes).  Back without the crawl's keys (no
+#                                   persistence): it stops (redis_crawl_lost, exit 1)
 FOCUS_REDIS_BLOOM_CAPACITY = 0  # >0: the seen-set is a Bloom filter sized for this many URLs
 #                                 (bounded memory; a false positive skips an unseen URL)
 FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate

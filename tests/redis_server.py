@@ -1,6 +1,9 @@
 """A real redis-server for the tests and the benchmark: 127.0.0.1, a free port, a temp dir.
 
-No persistence (``--save '' --appendonly no``): the server lives as long as the fixture.
+No persistence (``--save '' --appendonly no``) unless ``persistent=True`` (an append-only file
+synced at every write, in the server's temp dir): the server lives as long as the fixture.
+:meth:`RedisServer.kill` and :meth:`RedisServer.restart` stop it and start it again on the same
+port and data dir (a Redis restart seen by running workers).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ def _free_port() -> int:
 class RedisServer:
     """``with RedisServer() as srv:`` -- ``srv.url``, ``srv.client()``."""
 
-    def __init__(self, startup_timeout: float = 10.0) -> None:
+    def __init__(self, startup_timeout: float = 10.0, *, persistent: bool = False) -> None:
         self.startup_timeout = startup_timeout
+        self.persistent = persistent
         self.port = 0
         self.dir: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -45,17 +49,41 @@ class RedisServer:
         self.dir = Path(tempfile.mkdtemp(prefix="focusredis-"))
         for _ in range(20):  # the free port may be taken before redis binds it: try another
             self.port = _free_port()
-            log = open(self.dir / "redis.log", "wb")  # noqa: SIM115 - the child owns it
-            self.proc = subprocess.Popen(
-                [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir",
-                 str(self.dir), "--save", "", "--appendonly", "no", "--daemonize", "no"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.dir)
-            log.close()
-            if self._wait_ready():
+            if self._launch():
                 return self
-            self.proc.kill()
-            self.proc.wait()
         raise RuntimeError(f"redis-server did not start: {(self.dir / 'redis.log').read_text()}")
+
+    def _launch(self) -> bool:
+        assert self.dir is not None
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.persistent
+                       else ["--appendonly", "no"])
+        log = open(self.dir / "redis.log", "ab")  # noqa: SIM115 - the child owns it
+        self.proc = subprocess.Popen(
+            [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir",
+             str(self.dir), "--save", "", *persistence, "--daemonize", "no"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.dir)
+        log.close()
+        if self._wait_ready():
+            return True
+        self.proc.kill()
+        self.proc.wait()
+        return False
+
+    def kill(self) -> None:
+        """Stop the server at once (SIGKILL: no final save; with persistence every write is
+        already in the append-only file)."""
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+
+    def restart(self) -> None:
+        """Start it again on the same port and data dir (what it reloads: the append-only file
+        with persistence, nothing without)."""
+        deadline = time.monotonic() + self.startup_timeout
+        while not self._launch():  # the port may linger a moment after the kill
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not restart: "
+                                   f"{(self.dir / 'redis.log').read_text()}")
 
     def _wait_ready(self) -> bool:
         assert self.proc is not None

@@ -29,7 +29,7 @@ from focuscrawl.addon import FocusCrawl
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.connection import RedisServices
 from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
-from focuscrawl.distributed.hosts import RedisHosts
+from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
 from focuscrawl.frontier import Link, make_frontier
 from focuscrawl.middlewares.politeness import PolitenessMiddleware
@@ -267,6 +267,9 @@ def test_a_dead_workers_urls_go_back_to_their_places(redis_server):
     assert order == urls  # FIFO kept: the requeued URLs are first again
     assert not w1.heartbeat(60)  # w1 comes back: it learns it was declared dead
     assert w1.downloaded(l1, True) == -1 and w1.settle([l1, l2]) == 0  # its leases are gone
+    # re-registered, it may not start what it leased before (fencing by lease, not only alive)
+    with pytest.raises(LeaseLost):
+        RedisHosts(client, prefix, "w1").start("a.test", f"L{l1}", lease=l1)
 
 
 def test_server_limits_hold_across_workers(redis_server):

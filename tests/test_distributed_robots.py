@@ -48,7 +48,9 @@ KEY = "http://a.test:80"
 
 # --------------------------------------------------------------------------- the lease alone
 def alive_cache(client: Any, prefix: str, worker: str) -> RedisRobotsCache:
-    RedisFrontier(client, prefix, worker).heartbeat(60)
+    frontier = RedisFrontier(client, prefix, worker)
+    frontier.configure({"strategy": "best-first"})  # a crawl exists (every script checks)
+    frontier.heartbeat(60)
     return RedisRobotsCache(client, prefix, worker)
 
 
@@ -114,6 +116,7 @@ def worker_mw(redis_url: str, prefix: str, engine: FakeEngine, **settings: Any
     crawler.engine = engine
     mw = RedisRobotsTxtMiddleware(crawler)
     worker = RedisServices.of(crawler).redis_worker
+    worker.frontier.configure({"strategy": "best-first"})
     worker.frontier.heartbeat(60)
     return mw
 

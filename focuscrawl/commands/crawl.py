@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 #: finish reasons of a crawl that never started
 START_FAILURES = frozenset({"bad_arguments"})
+#: finish reasons of a distributed worker stopped by Redis (focuscrawl.distributed.scheduler):
+#: the crawl's keys vanished (Redis restarted empty), or Redis stayed away too long
+REDIS_FAILURES = frozenset({"redis_crawl_lost", "redis_unavailable"})
 
 
 def failed_to_start(crawler: Crawler) -> bool:
@@ -40,6 +43,11 @@ def failed_to_start(crawler: Crawler) -> bool:
         return True
     return bool(stats.get_value(START_ERROR_STAT)
                 or stats.get_value("finish_reason") in START_FAILURES)
+
+
+def stopped_by_redis(crawler: Crawler) -> bool:
+    stats = crawler.stats
+    return stats is not None and stats.get_value("finish_reason") in REDIS_FAILURES
 
 
 def _report(error: BaseException) -> None:
@@ -81,5 +89,6 @@ class Command(ScrapyCrawl):
         crawler = self._create_crawler(args[0])
         one_line_when_parts_are_missing(self.crawler_process.crawl(crawler, **opts.spargs))
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed or failed_to_start(crawler):
+        if (self.crawler_process.bootstrap_failed or failed_to_start(crawler)
+                or stopped_by_redis(crawler)):
             self.exitcode = 1

@@ -10,16 +10,31 @@ environment variable (as deployment tools pass it) replaces the settings module'
 gives way to a ``-s REDIS_URL=...`` on the command line.  A worker is named
 ``<hostname>-<pid>-<random>``; the crawl's keys live under ``FOCUS_REDIS_KEY`` (default
 ``focuscrawl:<spider>:``), so two crawls sharing one Redis server stay apart.
+
+While the crawl runs, the scheduler and the middlewares call Redis through the worker's
+:class:`RedisLink`, the one place a lost connection is caught: one WARNING, a pause with
+backoff, the writes that must not be lost kept and replayed, and a crawl whose keys vanished
+(Redis back without persistence) recognised and stopped.  redis-py's own retries (which block
+the event loop) are cut to one immediate retry unless ``REDIS_PARAMS`` gives ``retry``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings
@@ -35,6 +50,139 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
+logger = logging.getLogger(__name__)
+
+
+class Unavailable(Exception):
+    """Redis cannot be reached now (the worker waits; :class:`RedisLink` logged it once)."""
+
+
+class CrawlLost(Unavailable):
+    """Redis answers but the crawl's keys are gone (restarted without persistence, deleted)."""
+
+
+#: the error a Lua script returns when the crawl's ``cfg`` key is missing (``scripts.CHECK``)
+LOST_MARK = "FOCUSCRAWL_LOST"
+RETRY_MAX = 2.0  # seconds between two attempts at most while Redis is down
+
+
+class RedisLink:
+    """The one place a worker's Redis calls go through while the crawl runs.
+
+    * A lost connection (``ConnectionError``, ``TimeoutError``, a server still loading its
+      data) makes the link *down*: one WARNING, then calls fail fast with :class:`Unavailable`
+      (no Redis round trip) until the next attempt is due, backing off from
+      ``FOCUS_REDIS_POLL`` to :data:`RETRY_MAX` seconds; the first call that succeeds logs one
+      INFO line and the link is up again.  Callers skip what can wait (handing out URLs,
+      starting a request) and keep the engine alive meanwhile.
+    * :meth:`write`: a change that must reach Redis (a queued link, a page's score, the end of
+      a download, a settled lease, a freed server slot) is kept, in order, while the link is
+      down and replayed before any other call once it is back.
+    * A script that finds the crawl's configuration gone (``LOST_MARK``: Redis came back
+      empty) makes the link *lost* for good: one ERROR line, and every call raises
+      :class:`CrawlLost`; the scheduler then stops the crawl (reason ``redis_crawl_lost``).
+    * ``FOCUS_REDIS_OUTAGE_TIMEOUT`` seconds down (0: no limit): :attr:`gave_up`, and the
+      scheduler stops the worker (reason ``redis_unavailable``); its leases stay in Redis for
+      the other workers to requeue.
+    """
+
+    def __init__(self, url: str, *, retry: float = 0.1, give_up: float = 0.0) -> None:
+        self.url = url
+        self.retry = max(0.01, retry)
+        self.give_up = give_up
+        self.down_since: float | None = None
+        self.recovered_at: float | None = None  # monotonic time Redis came back, if it did
+        self.lost: str | None = None
+        self.outages = 0
+        self._next_try = 0.0
+        self._backoff = self.retry
+        self._pending: deque[tuple[Callable[..., Any], tuple[Any, ...],
+                                   Callable[[Any], None] | None]] = deque()
+
+    @property
+    def up(self) -> bool:
+        return self.lost is None and self.down_since is None and not self._pending
+
+    @property
+    def gave_up(self) -> bool:
+        return (self.down_since is not None and self.give_up > 0
+                and time.monotonic() - self.down_since >= self.give_up)
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` after any write kept while Redis was down; raises
+        :class:`Unavailable` (or :class:`CrawlLost`) instead of a redis error."""
+        if self.lost is not None:
+            raise CrawlLost(self.lost)
+        if self.down_since is not None and time.monotonic() < self._next_try:
+            raise Unavailable(f"Redis at {self.url} is unreachable")
+        try:
+            while self._pending:
+                kept, kept_args, then = self._pending[0]
+                result = kept(*kept_args)
+                self._pending.popleft()
+                if then is not None:
+                    then(result)
+            result = fn(*args)
+        except (RedisConnectionError, RedisTimeoutError) as e:
+            self._down(e)
+            raise Unavailable(str(e)) from None
+        except ResponseError as e:
+            if LOST_MARK not in str(e):
+                raise
+            self._lose()
+            raise CrawlLost(self.lost) from None
+        if self.down_since is not None:
+            self._back()
+        return result
+
+    def write(self, fn: Callable[..., Any], *args: Any,
+              then: Callable[[Any], None] | None = None) -> Any:
+        """``fn(*args)`` now (its result, also passed to ``then``), or kept for when Redis is
+        back (None; ``then`` gets the result then).  Dropped once the crawl is lost."""
+        try:
+            result = self.call(fn, *args)
+        except CrawlLost:
+            return None
+        except Unavailable:
+            self._pending.append((fn, args, then))
+            return None
+        if then is not None:
+            then(result)
+        return result
+
+    def _down(self, error: Exception) -> None:
+        now = time.monotonic()
+        if self.down_since is None:
+            self.down_since = now
+            self.outages += 1
+            self._backoff = self.retry
+            logger.warning("Redis at %s is unreachable (%s): this worker pauses (starts no "
+                           "download, keeps what it must write) and retries until it is back",
+                           self.url, error)
+        else:
+            self._backoff = min(RETRY_MAX, self._backoff * 2)
+        self._next_try = now + self._backoff
+
+    def _back(self) -> None:
+        now = time.monotonic()
+        logger.info("Redis at %s is back after %.1f s: the crawl continues", self.url,
+                    now - (self.down_since or now))
+        self.down_since = None
+        self.recovered_at = now
+
+    def _lose(self) -> None:
+        self.lost = ("the crawl's keys are gone from Redis (restarted without persistence, "
+                     "or deleted)")
+        self.down_since = None
+        self._pending.clear()
+        logger.error("focuscrawl distributed: %s at %s: this worker stops (redis_crawl_lost); "
+                     "its pages so far are in its output. Start a new crawl, or restore Redis's "
+                     "data and start the workers again", self.lost, self.url)
+
 
 @dataclass
 class Worker:
@@ -44,6 +192,7 @@ class Worker:
     frontier: RedisFrontier
     hosts: RedisHosts
     robots: RedisRobotsCache
+    link: RedisLink
 
 
 def worker_id() -> str:
@@ -71,10 +220,20 @@ def redis_settings(settings: BaseSettings, environ: Any = os.environ) -> BaseSet
 def connect(settings: BaseSettings, spider_name: str) -> Worker:
     """A new worker of the crawl of ``spider_name`` (no Redis round trip yet)."""
     client = get_redis_from_settings(redis_settings(settings))
+    kwargs = client.connection_pool.connection_kwargs
+    if "retry" not in settings.getdict("REDIS_PARAMS"):
+        # redis-py retries 10 times with backoff, blocking the event loop; one quick retry
+        # (a connection broken by a restart) then RedisLink takes over, without blocking
+        kwargs["retry"] = Retry(NoBackoff(), 1)
+    where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+    if kwargs.get("path"):
+        where = str(kwargs["path"])
     prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), spider_name)
     wid = worker_id()
+    link = RedisLink(where, retry=settings.getfloat("FOCUS_REDIS_POLL", 0.1),
+                     give_up=settings.getfloat("FOCUS_REDIS_OUTAGE_TIMEOUT", 0.0))
     return Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
-                  RedisHosts(client, prefix, wid), RedisRobotsCache(client, prefix, wid))
+                  RedisHosts(client, prefix, wid), RedisRobotsCache(client, prefix, wid), link)
 
 
 class RedisServices(FocusServices):

@@ -23,6 +23,11 @@ from redis import Redis
 from . import scripts
 
 
+class LeaseLost(Exception):
+    """A leased request may not start: its lease is no longer this worker's (the worker froze
+    past its heartbeat TTL and the others requeued the URL)."""
+
+
 class RedisHosts:
     def __init__(self, client: Redis, prefix: str, worker: str) -> None:
         self.client = client
@@ -32,13 +37,18 @@ class RedisHosts:
         self._finish = client.register_script(scripts.HOST_FINISH)
         self._delay = client.register_script(scripts.CRAWL_DELAY)
 
-    def start(self, host: str, token: str, crawl_delay: float = 0.0) -> float | None:
+    def start(self, host: str, token: str, crawl_delay: float = 0.0,
+              lease: int | None = None) -> float | None:
         """Start a request now if the cluster allows: 0.0 if started, else seconds to wait,
         or None while the server has no free slot.  ``crawl_delay`` is what this worker's
-        robots.txt said (the cluster keeps the largest).
+        robots.txt said (the cluster keeps the largest).  ``lease``: the request's lease,
+        which must still be this worker's (else :class:`LeaseLost`).
         """
         wait = int(self._start(args=[self.prefix, self.worker, host, token,
-                                     round(crawl_delay * 1000)]))
+                                     round(crawl_delay * 1000),
+                                     "" if lease is None else lease]))
+        if wait == -2:
+            raise LeaseLost(f"lease {lease} is no longer this worker's")
         if wait < 0:
             return None
         return wait / 1000.0

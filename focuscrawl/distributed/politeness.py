@@ -9,22 +9,34 @@ A leased request uses the slot the frontier reserved for it (token ``L<lease>``)
 (robots.txt) take one here.  Slots of a worker that dies stop counting when its heartbeat key
 expires.  robots.txt's Crawl-delay, which ``RobotsTxtMiddleware`` gives this worker's
 HostPolicy, is passed on to the cluster (the largest any worker saw applies).
+
+A leased request whose lease is no longer this worker's (it froze past its heartbeat TTL and the
+others requeued the URL) is dropped (``IgnoreRequest``): before its download starts, or, for a
+download that was under way, its response (no item, no outlinks: the URL's new holder makes
+them).  While Redis is unreachable requests wait here and the end of a download is kept for
+when it is back (``connection.RedisLink``); once the crawl's keys are gone, requests are
+dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import time
 from typing import TYPE_CHECKING
 
+from scrapy.exceptions import IgnoreRequest
+
 from .. import signals as focus_signals
 from ..middlewares.politeness import PolitenessMiddleware
-from .connection import RedisServices
+from .connection import CrawlLost, RedisServices, Unavailable
+from .hosts import LeaseLost
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 MAX_WAIT = 1.0  # re-check at least this often: a server turning slow moves its next start
 
@@ -36,6 +48,7 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
         super().__init__(crawler)
         worker = RedisServices.of(crawler, self).redis_worker
         self.hosts = worker.hosts
+        self.link = worker.link
         self.worker_id = worker.worker_id
         self.poll = crawler.settings.getfloat("FOCUS_REDIS_POLL", 0.1)
         self._tokens = itertools.count(1)
@@ -52,7 +65,15 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
         token = f"L{lease}" if lease is not None else f"{self.worker_id}#{next(self._tokens)}"
         waited = False
         while True:
-            wait = self.hosts.start(server, token, self._crawl_delay(server))
+            try:
+                wait = self.link.call(self.hosts.start, server, token,
+                                      self._crawl_delay(server), lease)
+            except CrawlLost as e:
+                raise IgnoreRequest(str(e)) from None
+            except LeaseLost as e:  # counted by the scheduler (focus/cluster/lease_lost)
+                raise IgnoreRequest(f"{request.url}: {e} (another worker fetches it)") from None
+            except Unavailable:
+                wait = None  # Redis is away: wait for it (RedisLink logged it)
             if wait == 0:
                 break
             waited = True
@@ -74,11 +95,22 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
         token = meta.pop("focus_token", None)
         started = meta.pop("focus_started", None)
         lease = meta.get("focus_lease")
+        finish = None
         if token is not None and started is not None:
-            self.hosts.finish(server, token, time.monotonic() - started, timed_out=timed_out)
+            finish = functools.partial(self.hosts.finish, server, token,
+                                       time.monotonic() - started, timed_out=timed_out)
         elif lease is not None:  # dropped before it started: free the frontier's reservation
-            self.hosts.finish(server, f"L{lease}", None)
+            finish = functools.partial(self.hosts.finish, server, f"L{lease}", None)
+        if finish is not None:
+            self.link.write(finish)  # the slot must be freed: kept while Redis is away
         if lease is not None:
             self.crawler.signals.send_catch_log(
                 focus_signals.request_finished, request=request, status=status,
             )
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        response = super().process_response(request, response)
+        if request.meta.pop("focus_lease_lost", False):  # set by the scheduler at download end
+            raise IgnoreRequest(f"{request.url}: this worker's lease was requeued while it was "
+                                "frozen; another worker fetches it")
+        return response

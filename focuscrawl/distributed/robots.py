@@ -21,9 +21,10 @@ import logging
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
+from scrapy.exceptions import IgnoreRequest
 
 from ..middlewares.robots import Fetched, RobotsTxtMiddleware, Rules
-from .connection import RedisServices
+from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)  # NotConfigured with FOCUS_ROBOTSTXT_OBEY = False
-        self.shared = RedisServices.of(crawler, self).redis_worker.robots
+        worker = RedisServices.of(crawler, self).redis_worker
+        self.shared = worker.robots
+        self.link = worker.link
         s = crawler.settings
         self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
         self.lease = s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0)
@@ -45,7 +48,12 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
     async def _fetch(self, key: str, url: str) -> Rules:
         waited = False
         while True:
-            got = self.shared.claim(key, self.lease)
+            try:
+                got = self.link.call(self.shared.claim, key, self.lease)
+            except CrawlLost as e:
+                raise IgnoreRequest(str(e)) from None
+            except Unavailable:  # Redis is away (RedisLink logged it): wait for it
+                got = False
             if isinstance(got, SharedRobots):  # fetched by the cluster: this worker's rules
                 self.stats.inc_value("focus/robots/shared")
                 return self._apply(key, url, Fetched(got.kind, got.status, got.body), got.ttl)
@@ -61,15 +69,19 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
         except BaseException:
             keeper.cancel()
             try:
-                self.shared.release(key)
-            except RedisError as e:  # the lease expires on its own
+                self.link.call(self.shared.release, key)
+            except Unavailable:  # the lease expires on its own
+                pass
+            except RedisError as e:
                 logger.warning("Redis: robots.txt lease of %s not given back: %s", key, e)
             raise
         keeper.cancel()
         ttl = self.ttl_of(fetched)
         try:
-            self.shared.store(key, fetched.kind, fetched.status, fetched.body, ttl)
-        except RedisError as e:  # this worker still has the rules; the lease expires
+            self.link.call(self.shared.store, key, fetched.kind, fetched.status, fetched.body, ttl)
+        except Unavailable:  # this worker still has the rules; the lease expires
+            pass
+        except RedisError as e:
             logger.warning("Redis: robots.txt of %s not shared: %s", key, e)
         return self._apply(key, url, fetched, ttl)
 
@@ -77,9 +89,11 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
         while True:
             await asyncio.sleep(self.lease / 4)
             try:
-                if not self.shared.renew(key, self.lease):
+                if not self.link.call(self.shared.renew, key, self.lease):
                     logger.warning("robots.txt lease of %s lost (this worker froze past "
                                    "FOCUS_REDIS_WORKER_TTL?): another worker may fetch it", key)
                     return
+            except Unavailable:
+                pass
             except RedisError as e:
                 logger.warning("Redis: robots.txt lease of %s not renewed: %s", key, e)

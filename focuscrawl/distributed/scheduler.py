@@ -14,7 +14,14 @@ it reuses); what it adds is the life of a worker in a cluster:
   ``FOCUS_REDIS_POLL`` seconds the engine is asked to try again;
 * **the end**: when this worker is idle it stays open (``DontCloseSpider``) while the crawl has
   URLs to hand out or any worker has a lease; when nothing is queued (or the budget is spent)
-  and no lease is left anywhere, every worker closes with reason ``finished``.
+  and no lease is left anywhere, every worker closes with reason ``finished``;
+* **Redis going away**: every call goes through the worker's ``RedisLink``
+  (``connection.py``).  While Redis is unreachable the worker hands out nothing, keeps the
+  changes it must write (outlinks, scores, ends of downloads, settled leases) for when Redis is
+  back, and stays open; it reaps nobody for one TTL after Redis returns (the other workers
+  renew their heartbeats first).  If Redis comes back without the crawl's keys (no
+  persistence) the worker stops with reason ``redis_crawl_lost``; down longer than
+  ``FOCUS_REDIS_OUTAGE_TIMEOUT``, with ``redis_unavailable``.
 
 Scrapy's engine internals come from ``focuscrawl.engine`` (the requests the engine holds: a
 request leaves them once its output is processed; the wake-up trigger).  Without them leases
@@ -30,16 +37,17 @@ from typing import TYPE_CHECKING, Any
 from redis import RedisError
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
-from ..engine import Waker, in_progress, stopping, warn_if_missing
+from ..engine import Waker, has_engine, in_progress, stopping, warn_if_missing
 from ..options import politeness_options
 from ..scheduler import FocusScheduler
 from ..services import missing_message
 from ..signals import START_ERROR_STAT
 from ..urls import canonical
-from .connection import RedisServices, Worker
+from .connection import RedisLink, RedisServices, Unavailable, Worker
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -48,7 +56,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 #: meta keys of the request that produced a copy (redirect, retry) that must not travel with it
-_TRANSIENT_META = ("focus_lease", "focus_started", "focus_finished", "focus_token", "focus_from")
+_TRANSIENT_META = ("focus_lease", "focus_started", "focus_finished", "focus_token", "focus_from",
+                   "focus_lease_lost")
+#: finish reasons of a worker stopped by Redis: the crawl's keys vanished; Redis stayed away
+CRAWL_LOST = "redis_crawl_lost"
+REDIS_UNAVAILABLE = "redis_unavailable"
+#: the stat set to one of them (``scrapy crawl`` exits 1)
+STOPPED_STAT = "focus/cluster/stopped"
 
 
 class RedisFocusScheduler(FocusScheduler):
@@ -67,9 +81,12 @@ class RedisFocusScheduler(FocusScheduler):
         self.services: RedisServices | None = crawler.get_extension(RedisServices)
         self.worker: Worker | None = None
         self.frontier = None
+        self.link: RedisLink | None = None
         if self.services is not None:
             self.worker = self.services.redis_worker
             self.frontier = self.worker.frontier  # type: ignore[assignment]
+            self.link = self.worker.link
+        self.stopped: str | None = None  # stopped by Redis: CRAWL_LOST or REDIS_UNAVAILABLE
         self.spider: Spider | None = None
         self.max_pages = 0
         self.pages = 0  # pages this worker fetched
@@ -122,12 +139,18 @@ class RedisFocusScheduler(FocusScheduler):
         for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)
         self.max_pages = self.frontier.max_pages
-        self.frontier.heartbeat(self.ttl)
-        self.frontier.reap()
+        try:
+            self.frontier.heartbeat(self.ttl)
+            self.frontier.reap()
+            st = self.frontier.status()
+        except RedisError as e:  # gone between two calls: as if it had been gone at the first
+            st = None
+            logger.warning("Redis: %s", e)
         self._next_beat = time.monotonic() + self.ttl / 4
         self._loop = LoopingCall(self._tick)
         self._loop.start(self.poll, now=False)
-        st = self.frontier.status()
+        if st is None:
+            return
         logger.info(
             "Focus frontier in Redis (%s): %s, MAX_PAGES=%d, worker %s; %d queued, %d fetched, "
             "%d other worker(s)", self.worker.prefix, self.frontier.config["strategy"],
@@ -139,7 +162,10 @@ class RedisFocusScheduler(FocusScheduler):
         """The cluster's figures for the focus log line (one Redis round trip)."""
         if self.error is not None:
             return None
-        st = self.frontier.status()
+        try:
+            st = self.link.call(self.frontier.status)
+        except Unavailable:
+            return None
         return {"pages": st["fetched"], "max_pages": self.max_pages, "queued": st["entries"],
                 "hot": st["pages_hot"], "workers": st["workers"]}
 
@@ -147,24 +173,40 @@ class RedisFocusScheduler(FocusScheduler):
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         self.waker.cancel()
-        if self.error is not None:
+        if self.error is not None or self.link.lost is not None:
             return
         settled = [lease for lease in self._requests if lease in self._downloaded]
         unfetched = [lease for lease in self._requests if lease not in self._downloaded]
-        self.frontier.settle(settled)
-        if unfetched:
-            logger.info("putting %d URL(s) this worker never fetched back in the frontier",
-                        self.frontier.release(unfetched))
+        held = len(self._requests)
         self._requests.clear()
         self._downloaded.clear()
-        self._update_stats()
-        self.frontier.leave()
+        try:
+            self.link.call(self.frontier.settle, settled)
+            if unfetched:
+                logger.info("putting %d URL(s) this worker never fetched back in the frontier",
+                            self.link.call(self.frontier.release, unfetched))
+            self._update_stats()
+            self.link.call(self.frontier.leave)
+        except Unavailable:
+            logger.warning("Redis unreachable at close: this worker's %d URL(s) and %d change(s) "
+                           "not written stay leased to it in Redis; the other workers queue its "
+                           "URLs again once its heartbeat expires", held, self.link.pending)
 
     def has_pending_requests(self) -> bool:
-        return self.error is None and self.frontier.status().has_work
+        if self.error is not None or self.stopped is not None:
+            return False
+        try:
+            return self.link.call(self.frontier.status).has_work
+        except Unavailable:
+            return False
 
     def __len__(self) -> int:
-        return 0 if self.error is not None else len(self.frontier)
+        if self.error is not None:
+            return 0
+        try:
+            return self.link.call(len, self.frontier)
+        except Unavailable:
+            return 0
 
     def enqueue_request(self, request: Request) -> bool:
         if self.error is not None:
@@ -178,16 +220,24 @@ class RedisFocusScheduler(FocusScheduler):
             self.stats.inc_value("focus/rejected/bad_url")
             return False
         link = self._link(request, url)
-        queued = self.frontier.add(link)
-        if not queued:
-            self.stats.inc_value("focus/duplicates_or_dropped")
+
+        def counted(queued: bool) -> None:
+            if not queued:
+                self.stats.inc_value("focus/duplicates_or_dropped")
+
+        queued = self.link.write(self.frontier.add, link, then=counted)
+        if queued is None:  # kept until Redis is back (or the crawl is lost)
+            return self.link.lost is None
         return queued
 
     def next_request(self) -> Request | None:
-        if self.error is not None or self.spider is None:
+        if self.error is not None or self.spider is None or self.stopped is not None:
             return None
         can_wake = self.waker.can_wake()
-        got = self.frontier.pop(late=can_wake)
+        try:
+            got = self.link.call(lambda: self.frontier.pop(late=can_wake))
+        except Unavailable:
+            return None
         if got is None:
             if self.frontier.wait is not None and can_wake:
                 now = time.monotonic()
@@ -204,7 +254,7 @@ class RedisFocusScheduler(FocusScheduler):
     # -- signals ----------------------------------------------------------------------------
     def _page_scored(self, url: str, score: float, hot: bool, **kwargs: Any) -> None:
         if self.error is None:
-            self.frontier.crawled(url, score, hot)
+            self.link.write(self.frontier.crawled, url, score, hot)
             self._scored += 1
             if self._scored % 20 == 0:
                 self._update_stats()
@@ -217,25 +267,39 @@ class RedisFocusScheduler(FocusScheduler):
         if status is None and stopping(self.crawler):
             return  # cancelled by a stop, not failed: close() puts the URL back
         counted = status is not None and not 300 <= status < 400
-        number = self.frontier.downloaded(lease, counted)
-        self._downloaded.add(lease)
-        if number > 0:
-            self.pages += 1
+
+        def done(number: int) -> None:
+            if number > 0:
+                self.pages += 1
+                self.stats.set_value("focus/pages_fetched", self.pages)
+            elif number < 0:
+                # reaped meanwhile (this worker was frozen past its heartbeat TTL): another
+                # worker has the URL; the response is dropped (RedisPolitenessMiddleware)
+                self.stats.inc_value("focus/cluster/lease_lost")
+                request.meta["focus_lease_lost"] = True
+
+        # kept while Redis is down: the page is counted when it is back (and has no order)
+        number = self.link.write(self.frontier.downloaded, lease, counted, then=done)
+        if number is not None and number > 0:
             request.meta["focus_order"] = number
-            self.stats.set_value("focus/pages_fetched", self.pages)
-        elif number < 0:
-            # reaped meanwhile (this worker missed its heartbeats): another worker has the URL
-            self.stats.inc_value("focus/cluster/lease_lost")
+        self._downloaded.add(lease)
         if in_progress(self.crawler) is None:
             self._settle_leases([lease])
 
     def _spider_idle(self) -> None:
         if self.error is not None:
             raise CloseSpider(self._error_reason)
+        if self.stopped is not None:
+            raise CloseSpider(self.stopped)
         self._sweep(idle=True)
-        self.frontier.reap()
-        st = self.frontier.status()
-        if not st.done:
+        try:
+            self._reap()
+            st = self.link.call(self.frontier.status)
+        except Unavailable:
+            if self._check_link():
+                raise CloseSpider(self.stopped) from None
+            raise DontCloseSpider from None
+        if not st.done or self.link.pending:
             raise DontCloseSpider
         logger.info("The crawl is over for every worker: %d page(s) fetched, %d by this one",
                     st["fetched"], self.pages)
@@ -246,17 +310,52 @@ class RedisFocusScheduler(FocusScheduler):
             if time.monotonic() >= self._next_beat:
                 self._beat()
             self._sweep(idle=False)
+        except Unavailable:
+            pass  # RedisLink said it once; the next tick tries again
         except RedisError as e:
             logger.warning("Redis: %s", e)
+        if self._check_link():
+            return
         self.waker.now()
+
+    def _check_link(self) -> bool:
+        """Stop this worker if its crawl is lost or Redis stayed away too long; True if so."""
+        if self.stopped is not None:
+            return True
+        if self.link.lost is not None:
+            self._stop(CRAWL_LOST)
+        elif self.link.gave_up:
+            logger.error("focuscrawl distributed: Redis at %s unreachable for %.0f s "
+                         "(FOCUS_REDIS_OUTAGE_TIMEOUT): this worker stops (%s); its URLs stay "
+                         "leased in Redis and go back to the frontier when it is back",
+                         self.link.url, self.link.give_up, REDIS_UNAVAILABLE)
+            self._stop(REDIS_UNAVAILABLE)
+        return self.stopped is not None
+
+    def _stop(self, reason: str) -> None:
+        self.stopped = reason
+        self.stats.set_value(STOPPED_STAT, reason)
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        if has_engine(self.crawler) and not stopping(self.crawler):
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+
+    def _reap(self) -> int:
+        """Requeue dead workers' leases, except for one TTL after Redis came back: a restart
+        longer than the TTL let every heartbeat key expire, and the live workers renew theirs
+        at their next beat."""
+        back = self.link.recovered_at
+        if back is not None and time.monotonic() < back + self.ttl:
+            return 0
+        return self.link.call(self.frontier.reap)
 
     def _beat(self) -> None:
         self._next_beat = time.monotonic() + self.ttl / 4
-        if not self.frontier.heartbeat(self.ttl):
+        if not self.link.call(self.frontier.heartbeat, self.ttl):
             self.stats.inc_value("focus/cluster/declared_dead")
-            logger.warning("this worker missed its heartbeats and was declared dead: its leases "
-                           "went back to the frontier")
-        dead = self.frontier.reap()
+            logger.warning("this worker's heartbeat key had expired (frozen, or Redis away, past "
+                           "FOCUS_REDIS_WORKER_TTL): URLs reaped meanwhile went to other workers")
+        dead = self._reap()
         if dead:
             self.stats.inc_value("focus/cluster/workers_reaped", dead)
             logger.warning("%d worker(s) stopped sending heartbeats; their URLs are queued again",
@@ -277,7 +376,7 @@ class RedisFocusScheduler(FocusScheduler):
             self._settle_leases(done)
 
     def _settle_leases(self, leases: list[int]) -> None:
-        self.frontier.settle(leases)
+        self.link.write(self.frontier.settle, list(leases))
         for lease in leases:
             self._requests.pop(lease, None)
             self._downloaded.discard(lease)
@@ -286,8 +385,8 @@ class RedisFocusScheduler(FocusScheduler):
         if self.error is not None:
             return
         try:
-            described = self.frontier.describe()
-        except RedisError:
+            described = self.link.call(self.frontier.describe)
+        except (Unavailable, RedisError):
             return
         for name, value in described.items():
             self.stats.set_value(f"focus/cluster/{name}", value)

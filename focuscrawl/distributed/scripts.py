@@ -1,8 +1,10 @@
 """The Lua scripts of the Redis frontier: every cluster-wide decision is one atomic script.
 
-Each script is ``PRELUDE`` + a body.  ``ARGV[1]`` is the crawl's key prefix ``P`` (keys are
-derived from it inside the scripts, so this needs a single Redis server, not Redis Cluster);
-the crawl's configuration is read from ``P..'cfg'`` so every worker decides with the same rules.
+Each script is ``PRELUDE`` + ``CHECK`` + a body (INIT has no ``CHECK``: it writes ``cfg``).
+``ARGV[1]`` is the crawl's key prefix ``P`` (keys are derived from it inside the scripts, so
+this needs a single Redis server, not Redis Cluster); the crawl's configuration is read from
+``P..'cfg'`` so every worker decides with the same rules, and a script that finds it gone
+touches nothing and fails with ``FOCUSCRAWL_LOST`` (the crawl's keys vanished).
 Times come from Redis's own clock (``TIME``), so worker clocks never matter.
 
 Key layout under the prefix ``P``:
@@ -393,6 +395,13 @@ local function drop_lease(lease, w)
 end
 """
 
+#: Every script but INIT starts with this: a crawl whose configuration is gone (Redis came back
+#: empty after a restart without persistence, or the keys were deleted) is lost; the scripts
+#: touch nothing and the worker stops (``connection.RedisLink``, ``LOST_MARK``).
+CHECK = r"""
+if next(CFG) == nil then return redis.error_reply('FOCUSCRAWL_LOST no crawl under ' .. P) end
+"""
+
 #: ARGV: P, json-free flat list of config fields and values.  Stores the config unless the
 #: crawl has one already; returns the crawl's config (flat list) for the worker to compare.
 INIT = PRELUDE + r"""
@@ -406,7 +415,7 @@ return redis.call('HGETALL', P .. 'cfg')
 
 #: ARGV: P, url, host, anchor, parent ('' for none), parent_score, parent_hot, depth, keyword,
 #: force, payload ('' for a plain outlink).  Returns 1 if the URL is queued or moved up.
-ADD = PRELUDE + r"""
+ADD = PRELUDE + CHECK + r"""
 local url, host, anchor, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local score_text = ARGV[6]
 local pscore = tonumber(score_text)
@@ -480,7 +489,7 @@ return redis.call('EXISTS', rk)
 
 #: ARGV: P, url, score, hot.  A fetched page's score: counted once; a hot page makes the
 #: URLs within the distance limit hot (Cho, Figure 5).
-CRAWLED = PRELUDE + r"""
+CRAWLED = PRELUDE + CHECK + r"""
 crawled(ARGV[2], ARGV[3], ARGV[4] == '1')
 return 1
 """
@@ -489,7 +498,7 @@ return 1
 #: slot, due ones first, within the MAX_PAGES budget; reserves its server slot, marks it seen
 #: and leases it to the worker.  Returns {lease, url, host, score, depth, parent, anchor,
 #: payload}, {'budget'}, {'wait', ms} (late and the best free server is not due yet) or nil.
-POP = PRELUDE + r"""
+POP = PRELUDE + CHECK + r"""
 local wid = ARGV[2]
 local late = ARGV[3] == '1'
 if not touch(wid) then return nil end
@@ -613,7 +622,7 @@ return {lease, url, v[1], v[2], v[3], v[4] or '', v[5] or '', v[6] or ''}
 #: ARGV: P, worker, lease, counted.  The download ended: the reservation becomes a fetched
 #: page (counted towards MAX_PAGES, returns its number) or, for a redirect or an error, frees
 #: its share of the budget (returns 0).  -1 for a lease this worker no longer holds.
-DOWNLOADED = PRELUDE + r"""
+DOWNLOADED = PRELUDE + CHECK + r"""
 touch(ARGV[2])
 local lk = P .. 'l:' .. ARGV[3]
 local v = redis.call('HMGET', lk, 'w', 'st')
@@ -628,7 +637,7 @@ return 0
 """
 
 #: ARGV: P, worker, lease...  The worker is done with these URLs (outlinks queued): drop them.
-SETTLE = PRELUDE + r"""
+SETTLE = PRELUDE + CHECK + r"""
 touch(ARGV[2])
 local n = 0
 for i = 3, #ARGV do n = n + drop_lease(ARGV[i], ARGV[2]) end
@@ -636,7 +645,7 @@ return n
 """
 
 #: ARGV: P, worker, lease...  Put never-fetched URLs back in the frontier (a worker stopping).
-RELEASE = PRELUDE + r"""
+RELEASE = PRELUDE + CHECK + r"""
 local n = 0
 for i = 3, #ARGV do
   if redis.call('HGET', P .. 'l:' .. ARGV[i], 'w') == ARGV[2] then
@@ -647,7 +656,7 @@ return n
 """
 
 #: ARGV: P, worker, ttl_ms.  Returns {had an alive key, 1 if (re-)registered just now}.
-HEARTBEAT = PRELUDE + r"""
+HEARTBEAT = PRELUDE + CHECK + r"""
 local existed = redis.call('EXISTS', P .. 'w:' .. ARGV[2])
 redis.call('SET', P .. 'w:' .. ARGV[2], ARGV[3], 'PX', ARGV[3])
 local new = redis.call('ZADD', P .. 'workers', now(), ARGV[2])
@@ -656,7 +665,7 @@ return {existed, new}
 
 #: ARGV: P.  Workers whose alive key expired: their leases go back to the frontier (a fetched
 #: but unsettled page is un-counted and fetched again: its outlinks may not have been queued).
-REAP = PRELUDE + r"""
+REAP = PRELUDE + CHECK + r"""
 local dead = 0
 for _, w in ipairs(redis.call('ZRANGE', P .. 'workers', 0, -1)) do
   if redis.call('EXISTS', P .. 'w:' .. w) == 0 then
@@ -671,7 +680,7 @@ return dead
 """
 
 #: ARGV: P, worker.  A clean exit: requeue whatever the worker still holds, unregister it.
-LEAVE = PRELUDE + r"""
+LEAVE = PRELUDE + CHECK + r"""
 local w = ARGV[2]
 for _, lease in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do requeue_lease(lease) end
 redis.call('DEL', P .. 'wl:' .. w, P .. 'w:' .. w)
@@ -679,14 +688,20 @@ redis.call('ZREM', P .. 'workers', w)
 return 1
 """
 
-#: ARGV: P, worker, host, token, crawl_delay_ms (what this worker's robots.txt said, or 0).
-#: Start a request on a server if it may start now, cluster-wide: returns 0 (started: the slot
-#: is active, the next start waits for the delay), -1 (no free slot, or this worker was declared
-#: dead: its slots no longer count, so it must not start anything) or ms to wait.
-HOST_START = PRELUDE + r"""
+#: ARGV: P, worker, host, token, crawl_delay_ms (what this worker's robots.txt said, or 0),
+#: lease ('' for a request the frontier did not lease).  Start a request on a server if it may
+#: start now, cluster-wide: returns 0 (started: the slot is active, the next start waits for
+#: the delay), -1 (no free slot, or this worker was declared dead: its slots no longer count,
+#: so it must not start anything), -2 (the lease is no longer this worker's: it was reaped
+#: while the worker was frozen, another worker has the URL) or ms to wait.
+HOST_START = PRELUDE + CHECK + r"""
 local wid, host, token = ARGV[2], ARGV[3], ARGV[4]
 -- fencing: a worker declared dead (its alive key expired) starts nothing until it re-registers
 if not touch(wid) then return -1 end
+-- and once re-registered, nothing it leased before: those leases were requeued
+if ARGV[6] and ARGV[6] ~= '' and redis.call('HGET', P .. 'l:' .. ARGV[6], 'w') ~= wid then
+  return -2
+end
 local cd = tonumber(ARGV[5])
 if cd > hnum(host, 'cd', 0) then set_crawl_delay(host, cd) end
 local sk = P .. 'hs:' .. host
@@ -711,7 +726,7 @@ return 0
 #: ARGV: P, worker, host, token, elapsed_ms, timed_out ('1'/'0'), started ('1'/'0').  Free the
 #: slot; a started fetch slower than FOCUS_SLOW_SECONDS (or timed out) marks the server slow:
 #: one connection, and a wait of slow_factor x response time after each fetch (Heritrix).
-HOST_FINISH = PRELUDE + r"""
+HOST_FINISH = PRELUDE + CHECK + r"""
 local host = ARGV[3]
 redis.call('HDEL', P .. 'hs:' .. host, ARGV[4])
 if ARGV[7] ~= '1' then return 0 end
@@ -732,7 +747,7 @@ return 1
 """
 
 #: ARGV: P, host, crawl_delay_ms.  robots.txt's Crawl-delay for the whole cluster.
-CRAWL_DELAY = PRELUDE + r"""
+CRAWL_DELAY = PRELUDE + CHECK + r"""
 set_crawl_delay(ARGV[2], tonumber(ARGV[3]))
 return 1
 """
@@ -741,7 +756,7 @@ return 1
 #: {'entry', kind, status, body, ms left}; else {'fetch'} if this worker may fetch it (it now
 #: holds the lease for lease_ms) or {'wait'} while another worker's lease lives (or this worker
 #: was declared dead: it fetches nothing until it re-registers).
-ROBOTS_CLAIM = PRELUDE + r"""
+ROBOTS_CLAIM = PRELUDE + CHECK + r"""
 local wid, rk = ARGV[2], ARGV[3]
 local ek = P .. 'rb:' .. rk
 local v = redis.call('HMGET', ek, 'k', 's', 'b')
@@ -756,7 +771,7 @@ return {'fetch'}
 """
 
 #: ARGV: P, worker, robots key, lease_ms.  Extend this worker's lease; 0 if it is not its own.
-ROBOTS_RENEW = PRELUDE + r"""
+ROBOTS_RENEW = PRELUDE + CHECK + r"""
 local lk = P .. 'rl:' .. ARGV[3]
 if redis.call('GET', lk) ~= ARGV[2] then return 0 end
 redis.call('PEXPIRE', lk, ARGV[4])
@@ -765,7 +780,7 @@ return 1
 
 #: ARGV: P, worker, robots key, kind, status, body, ttl_ms.  Store the fetched robots.txt for
 #: the cluster and give the lease back.  With kind '' nothing is stored (the fetch was aborted).
-ROBOTS_STORE = PRELUDE + r"""
+ROBOTS_STORE = PRELUDE + CHECK + r"""
 local wid, rk = ARGV[2], ARGV[3]
 if ARGV[4] ~= '' then
   local ek = P .. 'rb:' .. rk
@@ -779,7 +794,7 @@ return 1
 """
 
 #: ARGV: P.  Counters, the batch length and the live workers, as a flat list.
-STATUS = PRELUDE + r"""
+STATUS = PRELUDE + CHECK + r"""
 local out = redis.call('HGETALL', C)
 out[#out + 1] = 'batch_len'
 out[#out + 1] = redis.call('LLEN', P .. 'batch')

@@ -16,6 +16,13 @@ The line is in the file before ``item_scraped`` returns, and the scheduler only 
 as done after that (``focuscrawl.middlewares.journal``): a page written but not journaled is
 fetched again and skipped here; a page journaled is always written.  Other formats and storages
 are Scrapy's, unchanged.
+
+A full disk (ENOSPC, or a quota): the line being written is cut back off the file (a write
+that stopped half-way would leave a torn line; should even the cut fail, the next run's repair
+cuts it), and the exporter writes nothing more and stops the crawl (``focuscrawl.diskfull``)
+before the page is journaled as done, so the resumed crawl fetches and writes it again.  When
+the journal's disk fills first, the exporter stops writing as well: a line is only written for
+a page whose crawl order is durable.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ from itemadapter import ItemAdapter
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
 
+from . import signals as focus_signals
+from .diskfull import is_disk_full, stop_crawl
 from .services import FocusServices
 
 if TYPE_CHECKING:
@@ -54,14 +63,28 @@ class LineFile(io.FileIO):
     def write(self, data: Any) -> int:  # type: ignore[override]
         view = memoryview(data).cast("B")
         total = len(view)
-        while view:
-            n = super().write(view)
-            if n is None:  # pragma: no cover - only for non-blocking files
-                continue
-            view = view[n:]
-        if self.fsync:
-            os.fsync(self.fileno())
+        start = self.tell()
+        try:
+            while view:
+                n = super().write(view)
+                if n is None:  # pragma: no cover - only for non-blocking files
+                    continue
+                view = view[n:]
+            if self.fsync:
+                os.fsync(self.fileno())
+        except OSError:
+            self._cut(start)
+            raise
         return total
+
+    def _cut(self, start: int) -> None:
+        """Take back a partly written line (a failed write): the file ends at ``start``."""
+        try:
+            if os.fstat(self.fileno()).st_size > start:
+                os.ftruncate(self.fileno(), start)  # frees space: works on a full disk
+            self.seek(start)
+        except OSError:  # pragma: no cover - the next run's repair() cuts the torn line
+            pass
 
 
 def repair(path: str | os.PathLike[str]) -> int:
@@ -162,6 +185,14 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
     def __init__(self, file: Any, *, crawler: Crawler | None = None, **kwargs: Any) -> None:
         super().__init__(file, **kwargs)
         self.crawler = crawler
+        self.full = False  # the disk filled: nothing more is written
+        if crawler is not None:
+            # the journal's disk filled: a page's crawl order may no longer be durable, so its
+            # item must not be written either (the resumed crawl fetches and writes it)
+            crawler.signals.connect(self._disk_full, signal=focus_signals.disk_full)
+
+    def _disk_full(self, **kwargs: Any) -> None:
+        self.full = True
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, file: Any, *args: Any,
@@ -175,6 +206,16 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             if self.crawler is not None and self.crawler.stats is not None:
                 self.crawler.stats.inc_value("focus/feed/duplicates_skipped")
             return
-        super().export_item(item)
+        if self.full:
+            return
+        try:
+            super().export_item(item)
+        except OSError as e:
+            if not is_disk_full(e):
+                raise
+            # not written, so not journaled as done: the resumed crawl fetches it again
+            self.full = True
+            stop_crawl(self.crawler, getattr(self.file, "name", "the feed"), e)
+            return
         if url is not None:
             written.add(url)  # type: ignore[union-attr]

@@ -16,17 +16,27 @@ otherwise every FOCUS_JOURNAL_COMMIT_OPS operations or FOCUS_JOURNAL_COMMIT_SECO
 loses only what came after the last commit: a suffix of the history, so the crawl resumes from
 an earlier moment of itself, in which every page fetched since is not done and is fetched again
 -- at most the pages in flight at the kill.
+
+A full disk (SQLite's SQLITE_FULL, or the feed's ENOSPC reported through the ``disk_full``
+signal) halts the journal at its last commit, as a kill would, and stops the crawl
+(``focuscrawl.diskfull``): nothing more is written, not even the snapshot at close, and the same
+command resumes once space is freed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import pickle
+import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from scrapy import signals as scrapy_signals
 
+from . import signals as focus_signals
 from .completion import lease_of
+from .diskfull import is_disk_full, stop_crawl
 from .engine import downloading, has_engine, pages_in_spider
 from .frontier import Entry, Link
 from .frontier.stores import SQLiteStore, StoreError
@@ -39,6 +49,57 @@ STATE_VERSION = 1
 
 def _never(host: str) -> bool:
     return False
+
+
+class JournalStore(SQLiteStore):
+    """The SQLite store of a JOBDIR crawl, halted instead of raising when the disk is full.
+
+    Once ``on_full`` is set (after the crawl is loaded), a write that fails for lack of space
+    halts the store: the buffered operations are dropped and nothing more is written, so the
+    file keeps its last commit -- a prefix of the crawl's history, exactly what a kill -9 at
+    that moment leaves -- and ``on_full(path, error)`` is told.  Any other error is raised.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self.halted = False
+        self.on_full: Callable[[str, BaseException], None] | None = None
+
+    def record(self, *op: Any) -> None:
+        self._guard(super().record, *op)
+
+    def commit(self) -> None:
+        self._guard(super().commit)
+
+    def snapshot(self, state: Any) -> None:
+        self._guard(super().snapshot, state)
+
+    def halt(self) -> None:
+        """Write nothing more (what is buffered is lost, as at a kill)."""
+        self.halted = True
+        self._buffer.clear()
+
+    def close(self) -> None:
+        if not self.halted:
+            super().close()
+            return
+        db, self._db = self._db, None  # type: ignore[assignment]
+        if db is not None:
+            try:
+                db.close()  # an unfinished transaction is rolled back
+            except sqlite3.Error:
+                pass
+
+    def _guard(self, write: Callable[..., None], *args: Any) -> None:
+        if self.halted:
+            return
+        try:
+            write(*args)
+        except sqlite3.Error as e:
+            if self.on_full is None or not is_disk_full(e):
+                raise
+            self.halt()
+            self.on_full(self.path, e)
 
 
 class _Lease:
@@ -81,8 +142,31 @@ class JobdirMixin:
         """Open (or create) JOBDIR's state database and restore the crawl it holds."""
         assert self.frontier is not None and self.jobdir
         os.makedirs(self.jobdir, exist_ok=True)
+        try:
+            self._open_store()
+        except sqlite3.Error as e:
+            if not is_disk_full(e):
+                raise
+            raise StoreError(f"the disk is full: writing {self._state_path()} failed ({e}); "
+                             f"free space on that disk, then run the same command again") from e
+        assert self.store is not None
+        self.store.on_full = self._store_full  # from now on a full disk stops the crawl
+        self.completion.enabled = True
+        self.completion.on_done = self._page_done
+        assert self.services is not None
+        self.services.resumed = self.resumed  # the feed storage appends to a resumed crawl's file
+        signals = self.crawler.signals
+        # connected after the feed exporter's item_scraped: the line is written before "done"
+        signals.connect(self._item_settled, signal=scrapy_signals.item_scraped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_dropped)
+        signals.connect(self._item_settled, signal=scrapy_signals.item_error)
+        # the feed's disk is full: its item is not written, so its page must not become done
+        signals.connect(self._disk_full, signal=focus_signals.disk_full)
+
+    def _open_store(self) -> None:
+        assert self.frontier is not None and self.jobdir
         s = self.settings
-        self.store = SQLiteStore(
+        self.store = JournalStore(
             self._state_path(),
             synchronous=s.get("FOCUS_JOURNAL_SYNC", "NORMAL"),
             commit_every=s.getint("FOCUS_JOURNAL_COMMIT_OPS", 1000),
@@ -100,22 +184,39 @@ class JobdirMixin:
             self.resumed = True
             self.stats.set_value("focus/journal/replayed_ops", len(ops))
             self._recover()
+            self._check_spider_state()
         self.store.snapshot(self._state())  # the resumed state is the new base
-        self.completion.enabled = True
-        self.completion.on_done = self._page_done
-        assert self.services is not None
-        self.services.resumed = self.resumed  # the feed storage appends to a resumed crawl's file
-        signals = self.crawler.signals
-        # connected after the feed exporter's item_scraped: the line is written before "done"
-        signals.connect(self._item_settled, signal=scrapy_signals.item_scraped)
-        signals.connect(self._item_settled, signal=scrapy_signals.item_dropped)
-        signals.connect(self._item_settled, signal=scrapy_signals.item_error)
+
+    def _check_spider_state(self) -> None:
+        """Scrapy's ``JOBDIR/spider.state`` left unreadable (written when the disk filled):
+        removed with a warning, so that the resume does not fail on it."""
+        assert self.jobdir
+        path = os.path.join(self.jobdir, "spider.state")
+        try:
+            with open(path, "rb") as f:
+                pickle.load(f)  # noqa: S301 - the crawl's own file
+        except FileNotFoundError:
+            return
+        except Exception as e:  # noqa: BLE001 - any unreadable file
+            logger.warning("%s is unreadable (%s): removed, the spider starts with no state",
+                           path, e.__class__.__name__)
+            os.remove(path)
+
+    def _store_full(self, path: str, error: BaseException) -> None:
+        stop_crawl(self.crawler, path, error)
+
+    def _disk_full(self, **kwargs: Any) -> None:
+        if self.store is not None:
+            self.store.halt()
 
     def _save(self) -> None:
-        """A clean stop: put back what is not done and write a fresh snapshot."""
+        """A clean stop: put back what is not done and write a fresh snapshot.
+
+        Not after a full disk: the file keeps its last commit, which a resume recovers from."""
         assert self.store is not None
-        self._recover()
-        self.store.snapshot(self._state())
+        if not self.store.halted:
+            self._recover()
+            self.store.snapshot(self._state())
         for name, value in self.store.stats.items():
             self.stats.set_value(f"focus/journal/{name}", value)
 

@@ -32,8 +32,8 @@ from . import signals as focus_signals
 from .completion import FROM_KEY, Completion
 from .engine import Waker, pages_in_spider, warn_if_missing
 from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
-from .frontier.stores import SQLiteStore, StoreError
-from .jobdir import JobdirMixin, _Lease, _link_tuple
+from .frontier.stores import StoreError
+from .jobdir import JobdirMixin, JournalStore, _Lease, _link_tuple
 from .options import frontier_options
 from .servers import server_key
 from .services import FocusServices, missing_message
@@ -80,7 +80,7 @@ class FocusScheduler(JobdirMixin):
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
         # crash-safe persistence (JOBDIR): see _load()
-        self.store: SQLiteStore | None = None
+        self.store: JournalStore | None = None
         self.resumed = False  # this crawl continues a JOBDIR's earlier run
         self._open: dict[int, _Lease] = {}  # leases handed out and not yet done
         self._orders: dict[str, int] = {}  # URL -> crawl order it keeps when fetched again
@@ -186,6 +186,8 @@ class FocusScheduler(JobdirMixin):
         frontier = self.frontier
         if frontier is None or self._budget() <= 0:
             return None
+        if self.store is not None and self.store.halted:
+            return None  # the disk is full: the crawl is stopping (focuscrawl.diskfull)
         if self.strict and pages_in_spider(self.crawler):
             return None  # the engine asks again once the page has left the spider
         if self._at_open_limit():

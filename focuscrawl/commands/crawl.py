@@ -1,4 +1,4 @@
-"""``scrapy crawl`` that exits non-zero when the crawl could not start.
+"""``scrapy crawl`` that exits non-zero when the crawl could not start or the disk filled.
 
 Scrapy's own command exits 0 when a spider closes at once because of bad arguments, a JOBDIR
 of another crawl, or an unreachable Redis: Scrapyd, cron and shell scripts then report success.
@@ -6,8 +6,10 @@ Here the component that refuses the crawl logs one line and sets ``focus/start_e
 spider closes with ``bad_arguments``); this command turns that into exit status 1.  A component
 that cannot even be built because the crawl lacks the FocusServices extension
 (``focuscrawl.services.MissingServices``) is reported the same way: one line, not a traceback,
-exit status 1.  Selected by ``COMMANDS_MODULE = "focuscrawl.commands"`` in the settings (Scrapyd
-runs the same command).
+exit status 1.  A crawl stopped by a full disk (finish reason ``disk_full``, stat
+``focus/disk_full``: ``focuscrawl.diskfull``) exits 1 too: it is not complete until the same
+command is run again with space freed.  Selected by ``COMMANDS_MODULE = "focuscrawl.commands"``
+in the settings (Scrapyd runs the same command).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 
+from ..diskfull import DISK_FULL
 from ..services import MissingServices
-from ..signals import START_ERROR_STAT
+from ..signals import DISK_FULL_STAT, START_ERROR_STAT
 
 if TYPE_CHECKING:
     import argparse
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 #: finish reasons of a crawl that never started
 START_FAILURES = frozenset({"bad_arguments"})
+#: finish reasons of a crawl that stopped before its end (exit 1 as well)
+STOP_FAILURES = frozenset({DISK_FULL})
 #: finish reasons of a distributed worker stopped by Redis (focuscrawl.distributed.scheduler):
 #: the crawl's keys vanished (Redis restarted empty), or Redis stayed away too long
 REDIS_FAILURES = frozenset({"redis_crawl_lost", "redis_unavailable"})
@@ -43,6 +48,13 @@ def failed_to_start(crawler: Crawler) -> bool:
         return True
     return bool(stats.get_value(START_ERROR_STAT)
                 or stats.get_value("finish_reason") in START_FAILURES)
+
+
+def stopped_short(crawler: Crawler) -> bool:
+    """The crawl stopped because the disk filled (even if it was already closing then)."""
+    stats = crawler.stats
+    return stats is not None and bool(stats.get_value(DISK_FULL_STAT)
+                                      or stats.get_value("finish_reason") in STOP_FAILURES)
 
 
 def stopped_by_redis(crawler: Crawler) -> bool:
@@ -90,5 +102,5 @@ class Command(ScrapyCrawl):
         one_line_when_parts_are_missing(self.crawler_process.crawl(crawler, **opts.spargs))
         self.crawler_process.start()
         if (self.crawler_process.bootstrap_failed or failed_to_start(crawler)
-                or stopped_by_redis(crawler)):
+                or stopped_short(crawler) or stopped_by_redis(crawler)):
             self.exitcode = 1

@@ -108,7 +108,8 @@ def test_slow_server_delay_follows_its_response_time(clock: Clock) -> None:
     p.finish("a", 0.05)
     assert p.current_delay("a") == pytest.approx(0.2)  # never below the normal delay
     assert p.server("a").concurrency == 1 and p.server("a").slow
-    assert p.describe() == {"servers": 1, "slow_servers": 1, "crawl_delay_servers": 0}
+    assert p.describe() == {"servers": 1, "slow_servers": 1, "crawl_delay_servers": 0,
+                            "min_start_gap": 5.0}
 
 
 def test_fast_responses_leave_the_server_alone(clock: Clock) -> None:
@@ -167,3 +168,18 @@ def test_the_first_fetch_of_a_server_counts_the_delay_from_its_end(clock: Clock)
     clock.t = 101.5
     p.finish("a", 0.2)  # later fetches on the open connection: from the start, as before
     assert p.wait_time("a") == pytest.approx(0.8)
+
+
+def test_the_shortest_gap_between_starts_to_one_server_is_reported(clock: Clock) -> None:
+    p = policy(clock, delay=1.0)
+    assert "min_start_gap" not in p.describe()  # no server started twice yet
+    p.start("a", reserved=False)
+    clock.t += 0.2
+    p.start("b", reserved=False)  # another server: not a gap
+    clock.t += 1.3
+    p.sent("a")  # a's request left only now: a later start counts from here
+    clock.t += 2.0
+    p.start("a", reserved=False)
+    clock.t += 1.5
+    p.start("b", reserved=False)
+    assert p.describe()["min_start_gap"] == pytest.approx(2.0)

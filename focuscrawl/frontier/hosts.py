@@ -73,6 +73,9 @@ class HostPolicy:
         self.start_log = start_log  # keep each server's last this many start times (an audit)
         self.clock = clock
         self.servers: dict[str, ServerState] = {}
+        # the shortest gap seen between two request starts to one server (an audit on the
+        # crawler's clock: arrival times at a server jitter on a loaded machine, these do not)
+        self.min_start_gap: float | None = None
 
     def server(self, host: str) -> ServerState:
         state = self.servers.get(host)
@@ -112,6 +115,10 @@ class HostPolicy:
             state.pending = max(0, state.pending - 1)
         state.active += 1
         state.started += 1
+        if state.last_start is not None:
+            gap = now - state.last_start
+            if self.min_start_gap is None or gap < self.min_start_gap:
+                self.min_start_gap = gap
         state.last_start = now
         state.next_start = now + self.current_delay(host)
         if self.start_log:
@@ -167,10 +174,14 @@ class HostPolicy:
         return max(state.delay, state.crawl_delay, state.slow_delay)
 
     def describe(self) -> dict[str, float]:
-        """Counts for the crawl stats: servers seen, slow servers, servers with a Crawl-delay."""
+        """Counts for the crawl stats: servers seen, slow servers, servers with a Crawl-delay,
+        and the shortest gap between two starts to one server (seconds; once there is one)."""
         servers = self.servers.values()
-        return {
+        out: dict[str, float] = {
             "servers": len(self.servers),
             "slow_servers": sum(1 for s in servers if s.slow),
             "crawl_delay_servers": sum(1 for s in servers if s.crawl_delay > 0),
         }
+        if self.min_start_gap is not None:
+            out["min_start_gap"] = round(self.min_start_gap, 4)
+        return out

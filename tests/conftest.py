@@ -35,6 +35,20 @@ SCHEDULER_PARTS: dict[str, Any] = {
 }
 
 
+def open_scheduler(crawler: Any, spider_cls: type) -> Any:
+    """A FocusScheduler opened for ``spider_cls`` on a bare crawler, no engine running."""
+    from types import SimpleNamespace
+
+    from focuscrawl.scheduler import FocusScheduler
+
+    crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
+    sched = FocusScheduler.from_crawler(crawler)
+    spider = spider_cls()
+    spider.crawler = crawler
+    sched.open(spider)
+    return sched
+
+
 @dataclass
 class CrawlResult:
     items: list[dict[str, Any]] = field(default_factory=list)

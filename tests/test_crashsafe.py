@@ -22,7 +22,6 @@ import sqlite3
 import subprocess
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from scrapy import Request
@@ -40,7 +39,7 @@ from focuscrawl.learning import PageDigest
 from focuscrawl.scheduler import FocusScheduler
 from focuscrawl.webserver import ServerProcess
 
-from .conftest import SCHEDULER_PARTS
+from .conftest import SCHEDULER_PARTS, open_scheduler
 from .jobdir_site import (
     crawl_command,
     line_count,
@@ -128,12 +127,7 @@ def scheduler_for(jobdir: Path, strategy: str, **settings) -> FocusScheduler:
                                     "FOCUS_CONCURRENCY_PER_SERVER": 2,
                                     "FOCUS_JOURNAL_SNAPSHOT_OPS": 60, **SCHEDULER_PARTS,
                                     **settings})
-    crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
-    sched = FocusScheduler.from_crawler(crawler)
-    spider = _Spider()
-    spider.crawler = crawler
-    sched.open(spider)
-    return sched
+    return open_scheduler(crawler, _Spider)
 
 
 def outlink(url: str, parent: str | None, score: float, hot: bool, source: int | None,

@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from scrapy import Spider
@@ -24,6 +23,7 @@ from focuscrawl.services import FocusServices, MissingServices
 from focuscrawl.signals import START_ERROR_STAT
 
 from .conftest import SCHEDULER_PARTS, SERVICES
+from .conftest import open_scheduler as open_spider_scheduler
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,12 +33,7 @@ class _Spider(Spider):
 
 
 def open_scheduler(crawler) -> FocusScheduler:
-    crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
-    sched = FocusScheduler.from_crawler(crawler)
-    spider = _Spider()
-    spider.crawler = crawler
-    sched.open(spider)
-    return sched
+    return open_spider_scheduler(crawler, _Spider)
 
 
 def test_no_component_hangs_state_on_the_crawler():

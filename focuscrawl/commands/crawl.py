@@ -33,33 +33,22 @@ if TYPE_CHECKING:
     from twisted.python.failure import Failure
 
 logger = logging.getLogger(__name__)
-#: finish reasons of a crawl that never started
-START_FAILURES = frozenset({"bad_arguments"})
-#: finish reasons of a crawl that stopped before its end (exit 1 as well)
-STOP_FAILURES = frozenset({DISK_FULL})
-#: finish reasons of a distributed worker stopped by Redis (focuscrawl.distributed.scheduler):
-#: the crawl's keys vanished (Redis restarted empty), or Redis stayed away too long
-REDIS_FAILURES = frozenset({"redis_crawl_lost", "redis_unavailable"})
+#: finish reasons of a crawl that did not do its work: it never started (bad arguments), the
+#: disk filled, or a distributed worker was stopped by Redis (focuscrawl.distributed.scheduler:
+#: the crawl's keys vanished, or Redis stayed away too long)
+FAILURES = frozenset({"bad_arguments", DISK_FULL, "redis_crawl_lost", "redis_unavailable"})
+#: stats set by the component that refused or stopped the crawl (set even when the crawl was
+#: already closing for another reason)
+FAILURE_STATS = (START_ERROR_STAT, DISK_FULL_STAT)
 
 
-def failed_to_start(crawler: Crawler) -> bool:
+def failed(crawler: Crawler) -> bool:
+    """The crawl could not start or stopped short: ``scrapy crawl`` exits 1."""
     stats = crawler.stats
     if stats is None:
         return True
-    return bool(stats.get_value(START_ERROR_STAT)
-                or stats.get_value("finish_reason") in START_FAILURES)
-
-
-def stopped_short(crawler: Crawler) -> bool:
-    """The crawl stopped because the disk filled (even if it was already closing then)."""
-    stats = crawler.stats
-    return stats is not None and bool(stats.get_value(DISK_FULL_STAT)
-                                      or stats.get_value("finish_reason") in STOP_FAILURES)
-
-
-def stopped_by_redis(crawler: Crawler) -> bool:
-    stats = crawler.stats
-    return stats is not None and stats.get_value("finish_reason") in REDIS_FAILURES
+    return (any(stats.get_value(name) for name in FAILURE_STATS)
+            or stats.get_value("finish_reason") in FAILURES)
 
 
 def _report(error: BaseException) -> None:
@@ -101,6 +90,5 @@ class Command(ScrapyCrawl):
         crawler = self._create_crawler(args[0])
         one_line_when_parts_are_missing(self.crawler_process.crawl(crawler, **opts.spargs))
         self.crawler_process.start()
-        if (self.crawler_process.bootstrap_failed or failed_to_start(crawler)
-                or stopped_short(crawler) or stopped_by_redis(crawler)):
+        if self.crawler_process.bootstrap_failed or failed(crawler):
             self.exitcode = 1

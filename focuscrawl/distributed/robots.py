@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
 from scrapy.exceptions import IgnoreRequest
@@ -68,32 +69,32 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
             fetched = await self._download(key, url)
         except BaseException:
             keeper.cancel()
-            try:
-                self.link.call(self.shared.release, key)
-            except Unavailable:  # the lease expires on its own
-                pass
-            except RedisError as e:
-                logger.warning("Redis: robots.txt lease of %s not given back: %s", key, e)
+            self._quietly(f"robots.txt lease of {key} not given back", self.shared.release, key)
             raise
         keeper.cancel()
         ttl = self.ttl_of(fetched)
-        try:
-            self.link.call(self.shared.store, key, fetched.kind, fetched.status, fetched.body, ttl)
-        except Unavailable:  # this worker still has the rules; the lease expires
-            pass
-        except RedisError as e:
-            logger.warning("Redis: robots.txt of %s not shared: %s", key, e)
+        self._quietly(f"robots.txt of {key} not shared", self.shared.store, key, fetched.kind,
+                      fetched.status, fetched.body, ttl)
         return self._apply(key, url, fetched, ttl)
+
+    def _quietly(self, what: str, call: Callable[..., Any], *args: Any) -> Any:
+        """``call(*args)`` through the worker's RedisLink; None if it could not be made: Redis
+        away (RedisLink said so once; the lease expires on its own) or an error (one warning
+        saying ``what`` did not happen).  This worker keeps its own rules either way."""
+        try:
+            return self.link.call(call, *args)
+        except Unavailable:
+            return None
+        except RedisError as e:
+            logger.warning("Redis: %s: %s", what, e)
+            return None
 
     async def _keep_lease(self, key: str) -> None:
         while True:
             await asyncio.sleep(self.lease / 4)
-            try:
-                if not self.link.call(self.shared.renew, key, self.lease):
-                    logger.warning("robots.txt lease of %s lost (this worker froze past "
-                                   "FOCUS_REDIS_WORKER_TTL?): another worker may fetch it", key)
-                    return
-            except Unavailable:
-                pass
-            except RedisError as e:
-                logger.warning("Redis: robots.txt lease of %s not renewed: %s", key, e)
+            renewed = self._quietly(f"robots.txt lease of {key} not renewed", self.shared.renew,
+                                    key, self.lease)
+            if renewed is False:
+                logger.warning("robots.txt lease of %s lost (this worker froze past "
+                               "FOCUS_REDIS_WORKER_TTL?): another worker may fetch it", key)
+                return

@@ -23,14 +23,13 @@ import errno
 import logging
 import os
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy import signals as scrapy_signals
 from scrapy.extensions.spiderstate import SpiderState
-from scrapy.utils.defer import deferred_from_coro
 
 from . import signals as focus_signals
-from .engine import has_engine, stopping
+from .engine import close
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -92,7 +91,4 @@ def stop_crawl(crawler: Crawler | None, path: str | os.PathLike[str], error: Bas
         state = None
     if state is not None:
         crawler.signals.disconnect(state.spider_closed, signal=scrapy_signals.spider_closed)
-    if has_engine(crawler) and not stopping(crawler):
-        engine: Any = crawler.engine
-        if getattr(engine, "spider", None) is not None:
-            deferred_from_coro(engine.close_spider_async(reason=DISK_FULL))
+    close(crawler, DISK_FULL)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy.utils.defer import deferred_from_coro
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
@@ -77,6 +79,15 @@ def stopping(crawler: Crawler) -> bool:
         return False
     return (not getattr(engine, "running", True)
             or getattr(_slot(crawler), "closing", None) is not None)
+
+
+def close(crawler: Crawler, reason: str) -> None:
+    """Close the running spider with ``reason`` (public engine API: ``close_spider_async``),
+    unless there is no engine or spider yet or it is closing already."""
+    engine = _engine(crawler)
+    if engine is None or getattr(engine, "spider", None) is None or stopping(crawler):
+        return
+    deferred_from_coro(engine.close_spider_async(reason=reason))
 
 
 def missing(crawler: Crawler, *, at_open: bool = False) -> list[str]:

@@ -37,11 +37,10 @@ from typing import TYPE_CHECKING, Any
 from redis import RedisError
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
-from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
-from ..engine import Waker, has_engine, in_progress, stopping, warn_if_missing
+from ..engine import Waker, close, in_progress, stopping, warn_if_missing
 from ..options import politeness_options
 from ..scheduler import FocusScheduler
 from ..services import missing_message
@@ -337,8 +336,7 @@ class RedisFocusScheduler(FocusScheduler):
         self.stats.set_value(STOPPED_STAT, reason)
         if self._loop is not None and self._loop.running:
             self._loop.stop()
-        if has_engine(self.crawler) and not stopping(self.crawler):
-            deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
+        close(self.crawler, reason)
 
     def _reap(self) -> int:
         """Requeue dead workers' leases, except for one TTL after Redis came back: a restart

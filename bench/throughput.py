@@ -47,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
             "https": "focuscrawl.replay.ReplayDownloadHandler"}
-TOPIC = "unicode encoding utf-8"
+TOPIC = "thread lock concurrency"
 
 
 class StatsDump:

@@ -76,7 +76,7 @@ def parse_arguments(
     render: Any = None,
 ) -> CrawlArguments:
     if keywords is None or not str(keywords).strip():
-        raise ArgumentError('keywords are required, e.g. -a keywords="transaction isolation"')
+        raise ArgumentError('keywords are required, e.g. -a keywords="garbage collection"')
     words = parse_keywords(keywords if isinstance(keywords, list) else str(keywords))
     if not words:
         raise ArgumentError(f"keywords {keywords!r} contain only stop words")

@@ -62,8 +62,8 @@ def tokenize(text: str, *, stop_words: frozenset[str] = STOP_WORDS) -> list[str]
 def parse_keywords(spec: str | Sequence[str]) -> list[str]:
     """Split a user's keyword string into keywords (words or phrases).
 
-    ``"transaction isolation, MVCC"`` -> two keywords (comma separates phrases);
-    ``"transaction isolation locking"`` -> three keywords; ``'"time zone" datetime'`` -> two.
+    ``"garbage collection, GIL"`` -> two keywords (comma separates phrases);
+    ``"garbage collection tracing"`` -> three keywords; ``'"memory leak" profiler'`` -> two.
     """
     if not isinstance(spec, str):
         parts = [str(p) for p in spec]

@@ -3,7 +3,7 @@
 Plain Python + numpy (+ lxml and warcio to read WARCs), no Scrapy import::
 
     repo = Repository.from_jsonl("corpus.jsonl.gz")          # or Repository.from_warc(...)
-    ev = Evaluation(repo, "time zone datetime", "Dates, times and time zones: ...")
+    ev = Evaluation(repo, "memory leak profiler", "Finding memory leaks: ...")
     crawl = fetched_urls(read_crawl("crawl.jsonl"))
     ev.harvest_rate(crawl), ev.static_coverage(crawl, "linkage"), ev.hot_coverage(crawl)
 """

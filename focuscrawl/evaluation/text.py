@@ -61,7 +61,7 @@ def keyword_phrases(
 ) -> list[tuple[str, ...]]:
     """Topic keywords as token tuples.
 
-    A string is split on white space, one keyword per word (``"time zone datetime"`` -> three
+    A string is split on white space, one keyword per word (``"memory leak profiler"`` -> three
     keywords, as docweb's topics are given); a sequence keeps each item as one keyword, which may
     be a phrase.  Keywords left without tokens (stop words, one-letter words) are dropped, and
     duplicates are kept once.

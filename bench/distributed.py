@@ -3,7 +3,7 @@
     .venv/bin/python bench/distributed.py [--workers 1,2,4] [--hosts 32] [--pages 25]
         [--latency-ms 150] [--delay 0.15] [--concurrent-requests 8]
 
-A local multi-host site (``focuscrawl.webserver``, every response ``--latency-ms`` late) is
+A local multi-host site (``focuscrawl.demo.webserver``, every response ``--latency-ms`` late) is
 crawled breadth-first to the end, from one seed per host, by N ``scrapy crawl topic`` processes
 with ``settings.distributed`` against a redis-server started here; first by the single-process
 crawler for reference.  Each worker has ``--concurrent-requests`` connections (what one process
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from focuscrawl.webserver import Page, ServerProcess, analyze  # noqa: E402
+from focuscrawl.demo.webserver import Page, ServerProcess, analyze  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 WORDS = ("regex pattern match engine syntax group river stone cloud garden paper window "
@@ -93,8 +93,8 @@ def frontier_ops(redis_url: str, n: int, strategy: str) -> tuple[float, float]:
     """Operations per second of the Redis frontier alone: add n links, then lease them all."""
     import redis
 
+    from focuscrawl.core.frontier import Link
     from focuscrawl.distributed.frontier import RedisFrontier
-    from focuscrawl.frontier import Link
 
     rng = random.Random(1)
     f = RedisFrontier(redis.Redis.from_url(redis_url), f"ops-{strategy}:", "w1")

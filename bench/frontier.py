@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from focuscrawl.frontier import Link, make_frontier  # noqa: E402
+from focuscrawl.core.frontier import Link, make_frontier  # noqa: E402
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first", "distiller"]
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/politeness.py [--hosts 8] [--delay 0.25] [--pages 40] [--latency-ms 10]
 
-A local multi-host server (``focuscrawl.webserver``, reached as a proxy) serves H hosts of N
+A local multi-host server (``focuscrawl.demo.webserver``, reached as a proxy) serves H hosts of N
 linked pages each, every response taking ``--latency-ms``.  With one connection per host and a
 delay d between request starts, no crawler can do better than H/d requests per second: the
 politeness bound.  The ``topic`` spider crawls the whole web in the same process, three times:
@@ -63,7 +63,7 @@ WORDS = "river stone cloud garden paper window music travel market engine".split
 
 def build_site(hosts: int, pages: int, seed: int = 7) -> dict[str, dict[str, Any]]:
     """H hosts of ``pages`` linked pages; host i's pages mention the topic about i times."""
-    from focuscrawl.webserver import Page
+    from focuscrawl.demo.webserver import Page
 
     rng = random.Random(seed)
     names = [f"h{i}.bench.test" for i in range(hosts)]
@@ -171,7 +171,7 @@ def measure(rows: list[dict[str, Any]], run: dict[str, Any], hosts: int, delay: 
 
 
 async def bench(args: argparse.Namespace) -> None:
-    from focuscrawl.webserver import ServerProcess
+    from focuscrawl.demo.webserver import ServerProcess
 
     site = build_site(args.hosts, args.pages)
     seeds = [f"http://{h}/" for h in site]

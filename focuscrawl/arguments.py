@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frontier.registry import STRATEGIES
-from .relevance import parse_keywords
-from .urls import canonical
+from .core.frontier.registry import STRATEGIES
+from .core.relevance import parse_keywords
+from .core.urls import canonical
 
 
 class ArgumentError(ValueError):

@@ -36,10 +36,10 @@ from scrapy import signals as scrapy_signals
 
 from . import signals as focus_signals
 from .completion import lease_of
+from .core.frontier import Entry, Link
+from .core.frontier.stores import SQLiteStore, StoreError
 from .diskfull import is_disk_full, stop_crawl
 from .engine import downloading, has_engine, pages_in_spider
-from .frontier import Entry, Link
-from .frontier.stores import SQLiteStore, StoreError
 
 logger = logging.getLogger(__name__)
 

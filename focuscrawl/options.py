@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .frontier import DEFAULT_STRATEGY
+from .core.frontier import DEFAULT_STRATEGY
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
+from .core.frontier import Link, make_frontier
+from .core.urls import canonical
 from .engine import pages_in_spider
-from .frontier import Link, make_frontier
 from .options import frontier_options
 from .servers import server_key
-from .urls import canonical
 
 if TYPE_CHECKING:
     from scrapy import Request

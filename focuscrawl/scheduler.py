@@ -1,6 +1,6 @@
 """FocusScheduler: Scrapy's scheduler contract over a focuscrawl frontier.
 
-A thin adapter.  The frontier (``focuscrawl.frontier``) decides the crawl order; this class
+A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl order; this class
 
 * turns requests into compact frontier records (a plain outlink keeps only its URL and the
   ``meta["focus"]`` facts; anything unusual is kept as ``request_to_dict``),
@@ -9,7 +9,7 @@ A thin adapter.  The frontier (``focuscrawl.frontier``) decides the crawl order;
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
 * counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
   from the moment it is handed out until its download ends,
-* with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.frontier.stores``):
+* with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
   a snapshot plus a journal of every operation, so that the same command resumes after a clean
   stop *or* a kill -9 (``focuscrawl.jobdir``).
 """
@@ -30,15 +30,15 @@ from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
 from .completion import FROM_KEY, Completion
+from .core.frontier import Entry, Frontier, HostPolicy, Link, make_frontier
+from .core.frontier.stores import StoreError
+from .core.urls import canonical
 from .engine import Waker, pages_in_spider, warn_if_missing
-from .frontier import Entry, Frontier, HostPolicy, Link, make_frontier
-from .frontier.stores import StoreError
 from .jobdir import JobdirMixin, JournalStore, _Lease, _link_tuple
 from .options import frontier_options
 from .servers import server_key
 from .services import FocusServices, missing_message
 from .signals import START_ERROR_STAT
-from .urls import canonical
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -8,7 +8,7 @@ from __future__ import annotations
 import socket
 from functools import lru_cache
 
-from .urls import host
+from .core.urls import host
 
 
 @lru_cache(maxsize=65536)

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import signals as focus_signals
 from .completion import Completion
-from .frontier import HostPolicy
+from .core.frontier import HostPolicy
+from .core.traps import DirectoryStats
 from .options import politeness_options
-from .traps import DirectoryStats
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult

@@ -55,7 +55,7 @@ FOCUS_MIN_SCORE = 0.0  # items scoring below this are not exported (all are stil
 FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s.jsonl"  # JSON lines written when no -o/-O/FEEDS
 FOCUS_RELEVANT_SCORE = 0.1  # a page at least this similar counts as relevant in focus/harvest_rate
 
-# -- The crawl order (focuscrawl.frontier) ---------------------------------------------------
+# -- The crawl order (focuscrawl.core.frontier) ---------------------------------------------------
 FOCUS_STRATEGY = "learned"  # learned | breadth-first | cho | cho-distance | best-first
 #                             | best-n-first | distiller (the seed papers' orders, unchanged)
 FOCUS_BEST_N = 256  # Best-N-First: links popped per batch (Pant: N=1 greedy, N=256 explores)
@@ -82,11 +82,11 @@ FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outl
 #                             the papers' sequential crawler (deterministic with
 #                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
 
-# -- The learned order (focuscrawl.frontier.learned, focuscrawl.learning) -------------------
+# -- The learned order (focuscrawl.core.frontier.learned, focuscrawl.core.learning) --------------
 # A link's priority is P(its target is relevant), predicted from its anchor text, URL, nearby
 # text, its parent's and grandparent's relevance and what the crawl learnt about its host and
 # directory; the model trains on the crawl's own pages (labels from each page's keyword match,
-# see focuscrawl.frontier.learned).
+# see focuscrawl.core.frontier.learned).
 FOCUS_LEARN_EVERY = 25  # pages between retrains: the topic profile is rebuilt, recent examples
 #                         replayed and the whole frontier re-scored (vectorised)
 FOCUS_EXPLORE = 1.0  # exploration: a UCB bonus (in log-odds) for links into hosts and
@@ -100,7 +100,7 @@ FOCUS_PROFILE_SCORE = 0.0  # >0: a page this similar to the grown topic profile 
 #                            neighbourhood.
 FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent); bounds memory and time
 
-# -- Politeness (focuscrawl.frontier.hosts + focuscrawl.middlewares.politeness) -------------
+# -- Politeness (focuscrawl.core.frontier.hosts + focuscrawl.middlewares.politeness) -------------
 FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address
 FOCUS_CONCURRENCY_PER_SERVER = 1  # requests in flight per server
 FOCUS_DELAY = 1.0  # seconds between request starts on one server
@@ -138,7 +138,7 @@ FOCUS_CHROMIUM_PATH = ""  # the browser; "" finds chromium on PATH (no browser i
 FOCUS_RENDER_PROXY = ""  # the browser's proxy; "" uses $http_proxy, as Scrapy's downloads do
 
 # == Politeness and crawl hygiene (issue 4) ==================================================
-# focuscrawl.middlewares.{robots,filters,fetchrules}, rules in focuscrawl.traps.
+# focuscrawl.middlewares.{robots,filters,fetchrules}, rules in focuscrawl.core.traps.
 # robots.txt (focuscrawl.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it)
 FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 9309: 24 h)
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
@@ -192,7 +192,7 @@ SPIDER_MIDDLEWARES = {
 # == end of issue 4 section ===================================================================
 
 # == Crash-safe resume, safe defaults (issue 8) ===============================================
-# With JOBDIR the crawl state lives in JOBDIR/focus_state.sqlite (focuscrawl.frontier.stores):
+# With JOBDIR the crawl state lives in JOBDIR/focus_state.sqlite (focuscrawl.core.frontier.stores):
 # a snapshot plus a journal, so the same command resumes after Ctrl-C *or* kill -9.  Give the
 # output as `-o FILE.jsonl` (or -O: a resumed crawl appends anyway); a file name with %(time)s
 # changes per run and cannot be deduplicated.

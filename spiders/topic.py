@@ -22,15 +22,15 @@ from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import signals as focus_signals
 from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
-from focuscrawl.extract import extract
-from focuscrawl.frontier import STRATEGIES
+from focuscrawl.core.extract import extract
+from focuscrawl.core.frontier import STRATEGIES
+from focuscrawl.core.learning import PageDigest
+from focuscrawl.core.relevance import Topic, tokenize
+from focuscrawl.core.urls import canonical
 from focuscrawl.items import PageItem
-from focuscrawl.learning import PageDigest
-from focuscrawl.relevance import Topic, tokenize
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
 from focuscrawl.signals import START_ERROR_STAT
-from focuscrawl.urls import canonical
 
 logger = logging.getLogger(__name__)
 

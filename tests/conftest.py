@@ -82,7 +82,7 @@ async def crawl(settings: Settings | None = None, spider: Any = None, **spider_a
 
 @pytest.fixture
 def proxy_to(monkeypatch):
-    """Point http_proxy at a focuscrawl.webserver so *.test host names resolve to it."""
+    """Point http_proxy at a focuscrawl.demo.webserver so *.test host names resolve to it."""
 
     def use(server: Any) -> None:
         monkeypatch.setenv("http_proxy", server.proxy_url)

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.webserver import Page
+from focuscrawl.demo.webserver import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = ("a.test", "b.test", "c.test")

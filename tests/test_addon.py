@@ -22,8 +22,8 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from focuscrawl.addon import FocusCrawl, focus_defaults, focus_settings
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.render import PLAYWRIGHT_HANDLER
-from focuscrawl.webserver import Page, ServerProcess
 
 DELAY = 0.25
 

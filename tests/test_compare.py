@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.evaluation import Evaluation, fetched_urls, read_crawl
 from focuscrawl.evaluation.__main__ import main
 from focuscrawl.evaluation.compare import (
@@ -24,7 +25,6 @@ from focuscrawl.evaluation.compare import (
     plan_jobs,
     run_job,
 )
-from focuscrawl.webserver import Page, ServerProcess
 
 HOSTS = ["alpha.test", "beta.test", "gamma.test"]
 FILLER = "river stone cloud garden paper window music travel market engine".split()
@@ -269,7 +269,7 @@ def test_warc_index_is_saved_and_reused_until_the_warc_changes(tmp_path, monkeyp
 def test_xhtml_page_with_xml_declaration_keeps_its_links() -> None:
     """The recording crawl must see XHTML pages (PostgreSQL's manual on docweb): lxml refuses a
     decoded string that starts with an XML declaration naming an encoding."""
-    from focuscrawl.extract import extract
+    from focuscrawl.core.extract import extract
 
     html = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<!DOCTYPE html PUBLIC '
             '"-//W3C//DTD XHTML 1.0 Transitional//EN" "x.dtd"><html xmlns="http://www.w3.org/'

@@ -31,13 +31,13 @@ from twisted.python.failure import Failure
 
 from focuscrawl import signals as focus_signals
 from focuscrawl.completion import FROM_KEY
+from focuscrawl.core.frontier.stores import SQLiteStore, StoreError
+from focuscrawl.core.learning import PageDigest
+from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
-from focuscrawl.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.items import PageItem
 from focuscrawl.jobdir import STATE_FILE
-from focuscrawl.learning import PageDigest
 from focuscrawl.scheduler import FocusScheduler
-from focuscrawl.webserver import ServerProcess
 
 from .conftest import SCHEDULER_PARTS, open_scheduler
 from .jobdir_site import (

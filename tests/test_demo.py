@@ -19,7 +19,7 @@ import pytest
 
 from focuscrawl.demo import HOSTS, SEEDS, SITE_DIR, TOPICS, metadata, seeds
 from focuscrawl.demo.generate import main as generate_main
-from focuscrawl.webserver import ServerProcess
+from focuscrawl.demo.webserver import ServerProcess
 
 REPO = Path(__file__).resolve().parents[1]
 

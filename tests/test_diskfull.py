@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.diskfull import is_disk_full
 from focuscrawl.feeds import LineFile
 from focuscrawl.jobdir import STATE_FILE, JournalStore
-from focuscrawl.webserver import ServerProcess
 
 from .jobdir_site import crawl_command, page_fetches, page_urls, read_lines, site, start_crawl
 

@@ -1,6 +1,6 @@
 """Distributed mode: the Redis frontier, cluster-wide politeness and worker processes.
 
-The frontier is checked against ``focuscrawl.frontier``'s classes (the same calls must give the
+The frontier is checked against ``focuscrawl.core.frontier``'s classes (the same calls must give the
 same URLs in the same order); the crawl is checked end to end with 2-3 ``scrapy crawl``
 processes sharing a real redis-server, against a local multi-host server with latency, from the
 server's own access log.
@@ -26,15 +26,15 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from focuscrawl.addon import FocusCrawl
+from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.demo.webserver import Page, ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.connection import RedisServices
 from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
 from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
-from focuscrawl.frontier import Link, make_frontier
 from focuscrawl.middlewares.politeness import PolitenessMiddleware
 from focuscrawl.services import FocusServices
-from focuscrawl.webserver import Page, ServerProcess, analyze
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
@@ -69,7 +69,7 @@ def random_web(seed: int, pages: int = 80) -> dict[str, Any]:
 
 
 class Reference:
-    """focuscrawl.frontier's strategy, driven like the Redis one."""
+    """focuscrawl.core.frontier's strategy, driven like the Redis one."""
 
     def __init__(self, strategy: str, **options: Any) -> None:
         self.f = make_frontier(strategy, **options)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.distributed.frontier import RedisFrontier
-from focuscrawl.webserver import ServerProcess
 
 from .redis_server import RedisServer
 from .test_distributed import ROBOTS, Cluster, reachable, requested, site

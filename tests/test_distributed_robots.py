@@ -29,6 +29,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from focuscrawl.addon import FocusCrawl
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.distributed.addon import Distributed
 from focuscrawl.distributed.connection import RedisServices
 from focuscrawl.distributed.frontier import RedisFrontier
@@ -37,7 +38,6 @@ from focuscrawl.distributed.robots import RedisRobotsTxtMiddleware
 from focuscrawl.distributed.robotscache import RedisRobotsCache, SharedRobots
 from focuscrawl.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware
 from focuscrawl.services import FocusServices
-from focuscrawl.webserver import Page, ServerProcess
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 from .test_distributed import DELAY, Cluster, wait_until

@@ -11,7 +11,7 @@ import pytest_twisted
 from scrapy import signals
 
 from focuscrawl import engine
-from focuscrawl.webserver import Page, ServerProcess
+from focuscrawl.demo.webserver import Page, ServerProcess
 
 from .conftest import crawl, project_settings
 

@@ -13,9 +13,9 @@ from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured
 from scrapy.http import Headers, HtmlResponse
 from scrapy.utils.test import get_crawler
 
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.middlewares.fetchrules import FetchRulesMiddleware
 from focuscrawl.middlewares.robots import ROBOTS_MAX_BYTES
-from focuscrawl.webserver import Page, ServerProcess
 from spiders.topic import TopicSpider
 
 from .conftest import project_settings

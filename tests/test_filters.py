@@ -10,9 +10,9 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from focuscrawl import signals as focus_signals
+from focuscrawl.core.traps import DirectoryStats, ServerCap, UrlRules, is_near
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
-from focuscrawl.traps import DirectoryStats, ServerCap, UrlRules, is_near
-from focuscrawl.webserver import Page, ServerProcess
 
 from .conftest import SERVICES, crawl, project_settings
 

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from focuscrawl.frontier import (
+from focuscrawl.core.frontier import (
     BestNFirst,
     BreadthFirst,
     Cho,
@@ -16,8 +16,8 @@ from focuscrawl.frontier import (
     ServerQueues,
     make_frontier,
 )
-from focuscrawl.frontier.linkgraph import INFINITY
-from focuscrawl.frontier.queues import Entry
+from focuscrawl.core.frontier.linkgraph import INFINITY
+from focuscrawl.core.frontier.queues import Entry
 
 # A graph: page -> (score, hot, [(child, anchor)])
 Graph = dict[str, tuple[float, bool, list[tuple[str, str]]]]

@@ -19,9 +19,9 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse, TextResponse
 from scrapy.utils.test import get_crawler
 
-from focuscrawl.extract import ExtractedPage, extract
+from focuscrawl.core.extract import ExtractedPage, extract
+from focuscrawl.core.urls import canonical
 from focuscrawl.scheduler import FocusScheduler
-from focuscrawl.urls import canonical
 from spiders.topic import TopicSpider
 
 from .conftest import SCHEDULER_PARTS, project_settings

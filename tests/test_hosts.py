@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from focuscrawl.frontier.hosts import HostPolicy
+from focuscrawl.core.frontier.hosts import HostPolicy
 
 
 class Clock:

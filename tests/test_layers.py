@@ -11,8 +11,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "focuscrawl"
 #: framework-free: no Scrapy, no Twisted, no adapter module
-CORE = ("focuscrawl.frontier", "focuscrawl.learning", "focuscrawl.relevance",
-        "focuscrawl.extract", "focuscrawl.urls")
+CORE = ("focuscrawl.core",)
+#: rooms without Scrapy, and the only focuscrawl rooms each may import (besides itself)
+ROOMS = {
+    "focuscrawl.core": (),
+    "focuscrawl.evaluation": ("focuscrawl.core",),
+    "focuscrawl.demo": ("focuscrawl.core",),
+}
 
 
 def module_name(path: Path) -> str:
@@ -86,6 +91,22 @@ def test_core_imports_no_framework_and_no_adapter():
                 bad.append(f"{module} -> {target}")
     assert bad == []
 
+
+def test_rooms_without_scrapy_import_only_what_they_may():
+    """The core, the evaluation and the demo web stand without the Scrapy seam; the seam
+    (the top level, middlewares, commands, distributed) imports them, never the reverse."""
+    bad = []
+    for module, targets in imports().items():
+        room = next((r for r in ROOMS if module == r or module.startswith(r + ".")), None)
+        if room is None:
+            continue
+        allowed = (room, *ROOMS[room])
+        for target in targets:
+            if target in ("scrapy", "twisted") or (
+                    target.startswith("focuscrawl.")
+                    and not any(target == a or target.startswith(a + ".") for a in allowed)):
+                bad.append(f"{module} -> {target}")
+    assert bad == []
 
 def test_middlewares_and_scheduler_do_not_import_each_other():
     graph = imports()

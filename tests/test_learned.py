@@ -1,4 +1,5 @@
-"""The learned crawl order (focuscrawl.frontier.learned) and its parts (focuscrawl.learning).
+"""The learned crawl order (focuscrawl.core.frontier.learned) and its parts
+(focuscrawl.core.learning).
 
 No Scrapy here: the frontier is driven as Cho's virtual crawler drives one, over hand-made webs.
 """
@@ -12,12 +13,18 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from focuscrawl.extract import extract
-from focuscrawl.frontier import Learned, Link, ServerQueues, make_frontier
-from focuscrawl.frontier.queues import Entry
-from focuscrawl.learning import FeatureStore, LinkFeaturizer, LinkModel, PageDigest, TopicProfile
-from focuscrawl.relevance import Topic, tokenize
-from focuscrawl.urls import host
+from focuscrawl.core.extract import extract
+from focuscrawl.core.frontier import Learned, Link, ServerQueues, make_frontier
+from focuscrawl.core.frontier.queues import Entry
+from focuscrawl.core.learning import (
+    FeatureStore,
+    LinkFeaturizer,
+    LinkModel,
+    PageDigest,
+    TopicProfile,
+)
+from focuscrawl.core.relevance import Topic, tokenize
+from focuscrawl.core.urls import host
 
 from .conftest import SCHEDULER_PARTS
 

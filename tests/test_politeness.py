@@ -21,9 +21,9 @@ import pytest
 import pytest_twisted
 
 from focuscrawl import servers as focus_servers
+from focuscrawl.core.traps import UrlRules
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.services import FocusServices
-from focuscrawl.traps import UrlRules
-from focuscrawl.webserver import Page, ServerProcess
 
 from .conftest import crawl, project_settings
 

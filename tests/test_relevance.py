@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from focuscrawl.relevance import Topic, count_phrase, normalize, parse_keywords, tokenize
+from focuscrawl.core.relevance import Topic, count_phrase, normalize, parse_keywords, tokenize
 
 
 def test_tokenize_unicode_lowercase_stopwords_plurals():

@@ -18,6 +18,7 @@ from scrapy.http import Request
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.render import (
     MIDDLEWARE,
     PLAYWRIGHT_HANDLER,
@@ -25,7 +26,6 @@ from focuscrawl.render import (
     configure_rendering,
     spider_mode,
 )
-from focuscrawl.webserver import Page, ServerProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 DELAY = 0.5  # FOCUS_DELAY for the crawls: long enough to see, short enough to be quick

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.webserver import ServerProcess
+from focuscrawl.demo.webserver import ServerProcess
 
 from .jobdir_site import (
     crawl_command,

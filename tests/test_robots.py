@@ -22,6 +22,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.middlewares.robots import (
     ALLOW_ALL,
     DISALLOW_ALL,
@@ -33,7 +34,6 @@ from focuscrawl.middlewares.robots import (
     robots_url,
 )
 from focuscrawl.services import FocusServices
-from focuscrawl.webserver import Page, ServerProcess
 
 from .conftest import SERVICES, crawl, project_settings
 

@@ -9,8 +9,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
+from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.middlewares.safety import PrivateAddressMiddleware, host_reason, parse_ip
-from focuscrawl.webserver import Page, ServerProcess
 
 from .conftest import crawl, project_settings
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.webserver import Page, ServerProcess
+from focuscrawl.demo.webserver import Page, ServerProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

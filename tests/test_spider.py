@@ -11,7 +11,7 @@ import pytest
 import pytest_twisted
 from scrapy.http import HtmlResponse, Request
 
-from focuscrawl.webserver import Page, ServerProcess
+from focuscrawl.demo.webserver import Page, ServerProcess
 from spiders.topic import TopicSpider
 
 from .conftest import crawl, project_settings

@@ -14,12 +14,12 @@ from collections import Counter
 import pytest
 import pytest_twisted
 
-from focuscrawl.extract import extract
-from focuscrawl.frontier import Link, make_frontier
-from focuscrawl.learning import PageDigest
-from focuscrawl.relevance import Topic, tokenize
-from focuscrawl.urls import canonical, host
-from focuscrawl.webserver import Page, ServerProcess
+from focuscrawl.core.extract import extract
+from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.learning import PageDigest
+from focuscrawl.core.relevance import Topic, tokenize
+from focuscrawl.core.urls import canonical, host
+from focuscrawl.demo.webserver import Page, ServerProcess
 
 from .conftest import crawl, project_settings
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.webserver import (
+from focuscrawl.demo.webserver import (
     LOG_FIELDS,
     HostOptions,
     Page,
@@ -380,7 +380,7 @@ def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
     cfg = tmp_path / "hosts.json"
     cfg.write_text(json.dumps({"hosts": {"docs.test": {"robots": "User-agent: *\nAllow: /\n"}}}))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "focuscrawl.webserver", "--root", str(tree), "--port", "0",
+        [sys.executable, "-m", "focuscrawl.demo.webserver", "--root", str(tree), "--port", "0",
          "--port-file", str(port_file), "--log", str(log), "--config", str(cfg)],
         cwd=Path(__file__).resolve().parents[1], stderr=subprocess.PIPE)
     try:
@@ -403,7 +403,7 @@ def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
     assert [(r["host"], r["path"], r["status"]) for r in rows] == [
         ("docs.test", "/robots.txt", 200)]
     out = subprocess.run(
-        [sys.executable, "-m", "focuscrawl.webserver", "--analyze", str(log), "--root",
+        [sys.executable, "-m", "focuscrawl.demo.webserver", "--analyze", str(log), "--root",
          str(tree)], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
         check=True, timeout=60)
     rep = json.loads(out.stdout)["docs.test"]

@@ -13,7 +13,7 @@ from focuscrawl.demo import HOSTS, SITE_DIR, TOPICS, seeds
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from focuscrawl.webserver import (
+    from focuscrawl.demo.webserver import (
         HostOptions,
         Sites,
         WebServer,
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     sp = sub.add_parser("serve", help="serve the demo web on 127.0.0.1 (proxy mode)")
     sp.add_argument("--port", type=int, default=8800, help="port (default 8800; 0: any free)")
-    sp.add_argument("--log", help="access log (TSV, see focuscrawl.webserver)")
+    sp.add_argument("--log", help="access log (TSV, see focuscrawl.demo.webserver)")
     sp.add_argument("--delay-ms", type=float, default=0.0, help="latency of every response")
     sp.add_argument("--jitter-ms", type=float, default=0.0, help="plus uniform(0, J) ms")
     sp.add_argument("--config", help='per-host options {"defaults": {...}, "hosts": {...}}')

@@ -17,7 +17,7 @@ change the site.  Hosts (see :data:`focuscrawl.demo.HOSTS`):
                carries <style>/<script> junk whose words must not count as text.
 * news      -- IDLE release notes split into pages, weekly digests linking to posts and docs.
 
-Redirects are declared in ``<host>/_redirects.json`` (served by focuscrawl.webserver).
+Redirects are declared in ``<host>/_redirects.json`` (served by focuscrawl.demo.webserver).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """RedisFrontier: one crawl frontier in Redis, shared by every worker of a crawl (no Scrapy).
 
-It speaks :class:`focuscrawl.frontier.Frontier`'s language -- :meth:`add` a :class:`Link`,
+It speaks :class:`focuscrawl.core.frontier.Frontier`'s language -- :meth:`add` a :class:`Link`,
 :meth:`crawled` a page, ``len()`` -- so ``FocusScheduler``'s request <-> record code works
 unchanged, and adds what a cluster needs:
 
@@ -15,7 +15,7 @@ unchanged, and adds what a cluster needs:
   no lease anywhere.
 
 Every decision is one Lua script (``scripts.py``), so the strategies keep their single-process
-semantics: the same calls in the same order give the same URLs as ``focuscrawl.frontier``'s
+semantics: the same calls in the same order give the same URLs as ``focuscrawl.core.frontier``'s
 classes (Best-N-First's batch shuffle uses its own seeded generator).
 """
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from redis import Redis
 
-from ..frontier import Entry, Link
+from ..core.frontier import Entry, Link
 from . import scripts
 
 #: strategies the Redis frontier implements (the distiller's periodic HITS is not a Lua job)

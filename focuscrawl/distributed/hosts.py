@@ -2,7 +2,7 @@
 
 A server's slots live in Redis (``hs:<host>``: token -> worker and state), so its concurrency
 limit holds across workers, and its next allowed start time (``h:<host>``) spaces request starts
-by the delay whichever worker sends them.  The two steps of ``focuscrawl.frontier.hosts`` stay:
+by the delay whichever worker sends them.  The two steps of ``focuscrawl.core.frontier.hosts`` stay:
 
 1. the frontier's pop *reserves* a pending slot when it leases a URL (only if
    ``pending + active < concurrency``);

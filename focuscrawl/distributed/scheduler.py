@@ -40,12 +40,12 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
+from ..core.urls import canonical
 from ..engine import Waker, close, in_progress, stopping, warn_if_missing
 from ..options import politeness_options
 from ..scheduler import FocusScheduler
 from ..services import missing_message
 from ..signals import START_ERROR_STAT
-from ..urls import canonical
 from .connection import RedisLink, RedisServices, Unavailable, Worker
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..relevance import count_phrase  # one phrase matcher for crawler and judge
+from ..core.relevance import count_phrase  # one phrase matcher for crawler and judge
 from .repository import TermIndex
 from .text import tokenize
 

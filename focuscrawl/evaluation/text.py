@@ -5,8 +5,8 @@ ground truth: lower-cased ``[a-z][a-z0-9]+`` runs, docweb's English stop-word li
 characters or more dropped.  docweb stems with Snowball when ``snowballstemmer`` is installed; we
 do not depend on it and use docweb's own fallback, a light plural stripper (``word[:-1]`` for a
 word longer than 4 letters ending in ``s`` but not ``ss``).  Pass ``stem=`` to use another
-stemmer.  The crawler's own classifier (``focuscrawl.relevance``) deliberately uses a different,
-Unicode tokenizer: the judge must not share the crawler's blind spots.
+stemmer.  The crawler's own classifier (``focuscrawl.core.relevance``) deliberately uses a
+different, Unicode tokenizer: the judge must not share the crawler's blind spots.
 """
 
 from __future__ import annotations

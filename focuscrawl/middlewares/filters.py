@@ -3,7 +3,7 @@
 :class:`LinkFilterMiddleware` is a spider middleware: it drops an outlink request before it
 reaches the scheduler, so nothing is handed out, reserved or fetched for it.  Every drop is
 counted in ``focus/filtered/<reason>``; the rules themselves are plain Python in
-``focuscrawl.traps``.  Start requests (seeds) and ``dont_filter`` requests pass untouched: they
+``focuscrawl.core.traps``.  Start requests (seeds) and ``dont_filter`` requests pass untouched: they
 are the user's choice.
 
 Reasons, each switched by a setting (see ``settings``): ``scheme``, ``url_length``, ``cgi``,
@@ -31,9 +31,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.httpobj import urlparse_cached
 
+from ..core.traps import ServerCap, UrlRules, is_near
 from ..servers import server_key
 from ..services import FocusServices
-from ..traps import ServerCap, UrlRules, is_near
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

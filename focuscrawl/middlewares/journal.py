@@ -1,6 +1,6 @@
 """PageCompletionMiddleware: tells the scheduler when a fetched page is completely processed.
 
-With JOBDIR the scheduler journals the crawl (``focuscrawl.frontier.stores``) and may mark a
+With JOBDIR the scheduler journals the crawl (``focuscrawl.core.frontier.stores``) and may mark a
 handed-out URL *done* only once everything its response produced is safe: every outlink queued
 (and so journaled) and every item through the pipelines and the feed.  A URL not done when the
 crawler is killed is fetched again on resume; one marked done too early would lose its outlinks.

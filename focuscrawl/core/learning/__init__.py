@@ -1,6 +1,6 @@
 """Learned focus (no Scrapy): the topic profile that grows, link features, the link value model
-and what the crawl knows about hosts and directories.  ``focuscrawl.frontier.learned`` puts them
-together as the ``learned`` crawl order."""
+and what the crawl knows about hosts and directories.
+``focuscrawl.core.frontier.learned`` puts them together as the ``learned`` crawl order."""
 
 from .areas import AreaStats
 from .features import DENSE, FeatureStore, LinkFeaturizer, directory_of, url_tokens

@@ -5,7 +5,7 @@ apprentice, Rennie & McCallum's learned link value, ACHE's online link classifie
 exploration): a link's priority is the probability that its target is relevant, predicted from
 the link's own evidence and what the crawl has learnt so far:
 
-* **features** (``focuscrawl.learning.features``): hashed words of the anchor text, the URL and
+* **features** (``focuscrawl.core.learning.features``): hashed words of the anchor text, the URL and
   the text around the link; the parent's and grandparent's relevance; keyword matches in the
   anchor, URL and context; same host; depth; and, recomputed at every re-rank, the relevance
   seen so far on the link's host and directory and how many pages link to it;

@@ -29,9 +29,9 @@ response finds its line in the log, and the count never shows an overlap the cli
 ``duration_ms`` runs from arrival to that moment; ``bytes`` counts the body; status 499 means the
 client closed the connection while the response was delayed.
 
-Run it as ``python -m focuscrawl.webserver --root DIR --port 0 --port-file F --log F``; in tests
-use :class:`ServerProcess`, which runs the server in a subprocess so that server threads do not
-compete with the crawl's reactor for the GIL.
+Run it as ``python -m focuscrawl.demo.webserver --root DIR --port 0 --port-file F --log F``;
+in tests use :class:`ServerProcess`, which runs the server in a subprocess so that server
+threads do not compete with the crawl's reactor for the GIL.
 """
 
 from __future__ import annotations
@@ -705,7 +705,7 @@ def _write_atomic(path: str | Path, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m focuscrawl.webserver",
+    ap = argparse.ArgumentParser(prog="python -m focuscrawl.demo.webserver",
                                  description="Serve several virtual hosts on loopback.")
     ap.add_argument("--root", help="site tree ROOT/<host>/<path>")
     ap.add_argument("--pages", help='JSON pages file {"hosts": {host: {path: page}}}')

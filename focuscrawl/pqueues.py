@@ -25,7 +25,8 @@ from .core.frontier import Link, make_frontier
 from .core.urls import canonical
 from .engine import pages_in_spider
 from .options import frontier_options
-from .servers import server_key
+from .servers import ServerKeys
+from .services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -39,7 +40,10 @@ class FocusPriorityQueue:
         s = crawler.settings
         self.crawler = crawler
         self.key = key
-        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
+        services = crawler.get_extension(FocusServices)
+        # without the extension: by host name (by IP, each host is its own server)
+        self.servers = (services.servers if services is not None
+                        else ServerKeys(s.get("FOCUS_SERVER_KEY", "host")))
         options = frontier_options(s, getattr(crawler, "spider", None))
         for name in ("max_pages", "work_conserving"):  # Scrapy's scheduler: no budget, no slots
             options.pop(name)
@@ -72,7 +76,7 @@ class FocusPriorityQueue:
             url = request.url
         focus = request.meta.get("focus") or {}
         link = Link(
-            url, host=server_key(url, self.server_by), anchor=focus.get("anchor", ""),
+            url, host=self.servers.key(url), anchor=focus.get("anchor", ""),
             parent=focus.get("parent"), parent_score=float(focus.get("parent_score", 0.0)),
             parent_hot=bool(focus.get("parent_hot", False)),
             depth=int(request.meta.get("depth", 0)), keyword=bool(focus.get("keyword")),

@@ -36,7 +36,6 @@ from .core.urls import canonical
 from .engine import Waker, pages_in_spider, warn_if_missing
 from .jobdir import JobdirMixin, JournalStore, _Lease, _link_tuple
 from .options import frontier_options
-from .servers import server_key
 from .services import FocusServices, missing_message
 from .signals import START_ERROR_STAT
 
@@ -320,7 +319,7 @@ class FocusScheduler(JobdirMixin):
         learns = getattr(self.frontier, "learns", False)
         return Link(
             url,
-            host=server_key(url, self.server_by),
+            host=self.services.servers.key(url),
             anchor=focus.get("anchor", ""),
             context=focus.get("context", "") if learns else "",  # journaled only if used
             chrome=bool(focus.get("chrome", False)),

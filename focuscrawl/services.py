@@ -2,8 +2,9 @@
 
 The scheduler, the politeness, robots.txt and filter middlewares, the page-completion spider
 middleware and the feed storage work on a few common objects: the per-server politeness state
-(``HostPolicy``), what each handed-out page still owes (``Completion``), the robots.txt rules
-already known, the irrelevant-directory statistics, and whether this crawl resumes a JOBDIR.
+(``HostPolicy``), each URL's server (``ServerKeys``: its host name or IP address), what each
+handed-out page still owes (``Completion``), the robots.txt rules already known, the
+irrelevant-directory statistics, and whether this crawl resumes a JOBDIR.
 One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
 settings.  Scrapy builds extensions before the engine builds the downloader, the spider
 middlewares and the scheduler, so every component finds it at construction through Scrapy's
@@ -33,6 +34,7 @@ from .completion import Completion
 from .core.frontier import HostPolicy
 from .core.traps import DirectoryStats
 from .options import politeness_options
+from .servers import ServerKeys
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult
@@ -81,6 +83,7 @@ class FocusServices:
         self.crawler = crawler
         self.settings = crawler.settings
         self._policy: HostPolicy | None = None
+        self._servers: ServerKeys | None = None
         self._completion: Completion | None = None
         self._directories: DirectoryStats | None = None
         self._relevant_score = 0.0
@@ -118,6 +121,13 @@ class FocusServices:
             self._policy = HostPolicy(**politeness_options(s),
                                       start_log=s.getint("FOCUS_START_LOG", 0))
         return self._policy
+
+    @property
+    def servers(self) -> ServerKeys:
+        """A URL's politeness unit (``FOCUS_SERVER_KEY``: host name or IP address)."""
+        if self._servers is None:
+            self._servers = ServerKeys(self.settings.get("FOCUS_SERVER_KEY", "host"))
+        return self._servers
 
     @property
     def completion(self) -> Completion:

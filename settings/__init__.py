@@ -101,7 +101,9 @@ FOCUS_PROFILE_SCORE = 0.0  # >0: a page this similar to the grown topic profile 
 FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent); bounds memory and time
 
 # -- Politeness (focuscrawl.core.frontier.hosts + focuscrawl.middlewares.politeness) -------------
-FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address
+FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address (looked
+#                            up by the reactor's resolver before a request is scheduled:
+#                            focuscrawl.servers, focuscrawl.middlewares.addresses)
 FOCUS_CONCURRENCY_PER_SERVER = 1  # requests in flight per server
 FOCUS_DELAY = 1.0  # seconds between request starts on one server
 FOCUS_ROUND_ROBIN = 0  # >0: WebBase's hashed queues, read one URL per queue in turn
@@ -120,6 +122,9 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.politeness.PolitenessMiddleware": 950,
     # above RetryMiddleware, so failures are recorded too (off unless FOCUS_WARC is set)
     "focuscrawl.warc.WarcRecorder": 990,
+    # FOCUS_SERVER_KEY = "ip" only: a redirect target's host resolved before RedirectMiddleware
+    # (600) schedules it: see focuscrawl.middlewares.addresses
+    "focuscrawl.middlewares.addresses.RedirectAddressMiddleware": 610,
 }
 
 # -- Record and replay (focuscrawl.warc, focuscrawl.replay) ---------------------------------
@@ -188,6 +193,9 @@ DOWNLOADER_MIDDLEWARES |= {
 SPIDER_MIDDLEWARES = {
     # on the spider's output before Scrapy's own (depth, URL length): outlinks never queued
     "focuscrawl.middlewares.filters.LinkFilterMiddleware": 950,
+    # FOCUS_SERVER_KEY = "ip" only: seeds' and outlinks' hosts resolved (never on the reactor
+    # thread) before the link filter's per-server cap and the scheduler ask for their server
+    "focuscrawl.middlewares.addresses.ServerAddressMiddleware": 960,
 }
 # == end of issue 4 section ===================================================================
 

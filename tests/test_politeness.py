@@ -13,6 +13,8 @@ Crawl-delay or a slow server's delay was due: far outside that margin.
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections import defaultdict
 from typing import Any
@@ -240,6 +242,44 @@ async def test_servers_by_ip_share_one_politeness_budget(proxy_to, monkeypatch) 
     assert len(spacing) == len(rows) - 1
     assert min(spacing) >= DELAY - EPSILON
     assert result.stats["focus/politeness/servers"] == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_servers_by_ip_are_resolved_off_the_reactor_thread(proxy_to, monkeypatch) -> None:
+    """FOCUS_SERVER_KEY=ip with the resolver ``scrapy crawl`` installs (Scrapy's
+    CachingThreadedResolver): every host -- seeds, outlinks, a redirect target -- is looked up
+    in the reactor's thread pool, never on the reactor thread, before its request is scheduled;
+    the three names on one address are one server."""
+    from scrapy.resolver import CachingThreadedResolver
+    from twisted.internet import reactor
+
+    names = ("ip-one.test", "ip-two.test", "ip-three.test")
+    pages = {h: chain(h, 3, [f"http://{o}/" for o in names[:2] if o != h]) for h in names}
+    pages["ip-one.test"]["/p2.html"] = Page.redirect("http://ip-three.test/")
+    reactor_thread = threading.current_thread()
+    lookups: list[tuple[str, bool]] = []
+    real = socket.gethostbyname
+
+    def gethostbyname(name: str) -> str:
+        lookups.append((name, threading.current_thread() is reactor_thread))
+        return "192.0.2.8" if name in names else real(name)
+
+    monkeypatch.setattr(socket, "gethostbyname", gethostbyname)
+    previous = reactor.installResolver(CachingThreadedResolver(reactor, 10000, 10.0))
+    try:
+        with ServerProcess(pages=pages) as srv:
+            proxy_to(srv)
+            settings = project_settings(FOCUS_DELAY=0.05, FOCUS_SERVER_KEY="ip")
+            result = await crawl(settings, keywords=TOPIC, seeds="http://ip-one.test/")
+            rows = srv.read_log()
+    finally:
+        reactor.installResolver(previous)
+    assert {r["host"] for r in rows} == set(names)
+    assert {name for name, _ in lookups} >= set(names)
+    assert [name for name, on_reactor in lookups if on_reactor] == []
+    assert "focus/servers/unresolved" not in result.stats  # every key was an address
+    assert result.stats["focus/politeness/servers"] == 1
+    assert overlapping(rows) == 1
 
 
 @pytest_twisted.ensureDeferred

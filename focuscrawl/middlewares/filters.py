@@ -32,7 +32,6 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.httpobj import urlparse_cached
 
 from ..core.traps import ServerCap, UrlRules, is_near
-from ..servers import server_key
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -69,10 +68,10 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         self.stats = crawler.stats
         self.rules = rules
         self.cap = ServerCap(s.getint("FOCUS_MAX_PAGES_PER_SERVER", 0))
-        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         self.nearness = s.getbool("FOCUS_NEARNESS", False)
         self.robots_prefilter = s.getbool("FOCUS_FILTER_ROBOTS", True)
         self.services = FocusServices.of(crawler, self)
+        self.servers = self.services.servers
         self.dirs = self.services.directories
         # distinct URLs (their hashes), kept only for the slides' two measures
         self._distinct = self.nearness or self.dirs is not None
@@ -114,7 +113,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
             robots = self.services.robots  # registered by the robots.txt middleware
             if robots is not None and robots.disallows(url, urlparse_cached(request)):
                 return "robots"
-        if not self.cap.admit(server_key(url, self.server_by), url):
+        if not self.cap.admit(self.servers.key(url), url):
             return "server_cap"
         return None
 

@@ -27,7 +27,6 @@ from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
-from ..servers import server_key
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -43,8 +42,9 @@ class PolitenessMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.policy = FocusServices.of(crawler, self).policy
-        self.server_by = crawler.settings.get("FOCUS_SERVER_KEY", "host")
+        services = FocusServices.of(crawler, self)
+        self.policy = services.policy
+        self.servers = services.servers
         self._waiters: dict[str, list[asyncio.Future]] = {}
         self._frozen = False
         if crawler.settings.getbool("FOCUS_GC_FREEZE", True):
@@ -56,7 +56,7 @@ class PolitenessMiddleware:
         return cls(crawler)
 
     def _server(self, request: Request) -> str:
-        return request.meta.get("focus_server") or server_key(request.url, self.server_by)
+        return request.meta.get("focus_server") or self.servers.key(request.url)
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta

@@ -39,7 +39,6 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..servers import server_key
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -148,9 +147,9 @@ class RobotsTxtMiddleware:
         # line with a traceback per host, for what is an ordinary state of the web
         self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
         self.retry_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES", [])}
-        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
         services = FocusServices.of(crawler, self)
         self.policy = services.policy
+        self.servers = services.servers
         self.clock = time.monotonic
         self._rules: dict[str, Rules] = {}
         self._loading: dict[str, asyncio.Future[Rules]] = {}
@@ -285,7 +284,7 @@ class RobotsTxtMiddleware:
 
     def _set_crawl_delay(self, key: str, url: str, delay: float) -> None:
         """Hosts grouped into one server (FOCUS_SERVER_KEY=ip) get the largest Crawl-delay."""
-        server = server_key(url, self.server_by)
+        server = self.servers.key(url)
         delays = self._crawl_delays.setdefault(server, {})
         delays[key] = delay
         if delay > 0:

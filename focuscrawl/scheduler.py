@@ -2,8 +2,8 @@
 
 A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl order; this class
 
-* turns requests into compact frontier records (a plain outlink keeps only its URL and the
-  ``meta["focus"]`` facts; anything unusual is kept as ``request_to_dict``),
+* turns requests into compact frontier records and back (``focuscrawl.records``, shared with
+  the distributed scheduler),
 * owns the seen-set, so a rediscovered URL is a link to learn from (a better score, a shorter
   distance from a hot page), not a duplicate to drop,
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
@@ -19,35 +19,30 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
-from scrapy.utils.request import request_from_dict
 
 from . import signals as focus_signals
 from .completion import FROM_KEY, Completion
-from .core.frontier import Entry, Frontier, HostPolicy, Link, make_frontier
+from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
-from .core.urls import canonical
 from .engine import Waker, pages_in_spider, warn_if_missing
 from .jobdir import JobdirMixin, JournalStore, _Lease, _link_tuple
 from .options import frontier_options
+from .records import Records, server_by
 from .services import FocusServices, missing_message
 from .signals import START_ERROR_STAT
 
 if TYPE_CHECKING:
-    from scrapy import Spider
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
 
-# meta keys a plain outlink may carry and still be stored compactly
-_PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency",
-               "is_start_request"}
 # Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
 _DROPPED = (("max redirections", "max_redirections"),
             ("during decompression", "decompressed_too_large"))
@@ -60,11 +55,10 @@ class FocusScheduler(JobdirMixin):
         self.stats = crawler.stats
         # the shared parts (politeness state, page completion); None: open() refuses to start
         self.services: FocusServices | None = crawler.get_extension(FocusServices)
-        self.server_by = self.settings.get("FOCUS_SERVER_KEY", "host")
-        if self.server_by not in ("host", "ip"):
-            raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {self.server_by!r}")
+        self.server_by = server_by(self.settings)
         self.jobdir = job_dir(self.settings)
         self.frontier: Frontier | None = None
+        self.records: Records | None = None  # requests <-> frontier records, made at open
         self.spider: Spider | None = None
         self.max_pages = 0
         self.pages = 0  # pages fetched (non-redirect responses to requests handed out here)
@@ -118,6 +112,9 @@ class FocusScheduler(JobdirMixin):
                 strategy = self._without_keywords(spider)
             self.order_options = {"strategy": strategy, **options}
             self.frontier = make_frontier(strategy, **options)
+            assert self.services is not None  # _check_components
+            self.records = Records(self.stats, self.services.servers, spider,
+                                   learns=getattr(self.frontier, "learns", False))
             if self.slack is None:
                 self.slack = self.frontier.default_slack
             if self.jobdir:
@@ -164,18 +161,17 @@ class FocusScheduler(JobdirMixin):
         meta.pop("focus_finished", None)
         if request.errback == self._fetch_failed:
             request.errback = None
-        try:
-            url = canonical(request.url)
-        except ValueError:
-            self.stats.inc_value("focus/rejected/bad_url")
+        records = self.records
+        assert records is not None
+        url = records.url(request)
+        if url is None:
             self._settle(lease, source)
             return False
-        link = self._link(request, url)
+        link = records.link(request, url)
         if self.store is not None:
             self.store.record("add", _link_tuple(link))
-        queued = self.frontier.add(link)
+        queued = records.queued(self.frontier.add(link))
         if not queued:
-            self.stats.inc_value("focus/duplicates_or_dropped")
             if source is None and lease is not None and "redirect_times" in meta:
                 self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
         self._settle(lease, source)
@@ -203,10 +199,9 @@ class FocusScheduler(JobdirMixin):
             entry = self._pop(policy.can_dispatch)
         if entry is None:
             return None
-        request = self._request(entry)
         self._lease_seq += 1
-        request.meta["focus_lease"] = self._lease_seq
-        request.meta["focus_server"] = entry.host
+        assert self.records is not None
+        request = self.records.request(entry, self._lease_seq)
         self._leases[self._lease_seq] = entry
         if request.errback is None:
             request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
@@ -214,7 +209,6 @@ class FocusScheduler(JobdirMixin):
             self.store.record("take", self._lease_seq, entry.url)
             self._open[self._lease_seq] = _Lease(entry)
         policy.reserve(entry.host)
-        self.stats.inc_value("focus/requests_handed_out")
         return request
 
     # -- signals ----------------------------------------------------------------------------
@@ -311,71 +305,6 @@ class FocusScheduler(JobdirMixin):
 
     def _options(self, spider: Spider) -> dict[str, Any]:
         return frontier_options(self.settings, spider)
-
-    def _link(self, request: Request, url: str) -> Link:
-        """The frontier's record of a request: what ``meta["focus"]`` says about its link."""
-        meta = request.meta
-        focus = meta.get("focus") or {}
-        learns = getattr(self.frontier, "learns", False)
-        return Link(
-            url,
-            host=self.services.servers.key(url),
-            anchor=focus.get("anchor", ""),
-            context=focus.get("context", "") if learns else "",  # journaled only if used
-            chrome=bool(focus.get("chrome", False)),
-            parent=focus.get("parent"),
-            parent_score=float(focus.get("parent_score", 0.0)),
-            parent_hot=bool(focus.get("parent_hot", False)),
-            depth=int(meta.get("depth", focus.get("depth", 0))),
-            keyword=bool(focus.get("keyword", False)),
-            force=request.dont_filter,
-            payload=self._payload(request, url),
-        )
-
-    def _payload(self, request: Request, url: str) -> Any:
-        """None for a plain outlink (rebuilt from the entry), else the request as a dict."""
-        headers = request.headers
-        plain = (
-            request.method == "GET"
-            and not request.body
-            and request.callback is None
-            and request.errback is None
-            and request.priority == 0
-            and (not headers or (list(headers) == [b"Referer"]
-                                 and self._is_parent(headers[b"Referer"], request)))
-            and not request.cookies
-            and set(request.meta) <= _PLAIN_META
-            and request.url == url
-        )
-        if plain:
-            return None
-        self.stats.inc_value("focus/requests_stored_whole")
-        return request.to_dict(spider=self.spider)
-
-    @staticmethod
-    def _is_parent(referer: bytes, request: Request) -> bool:
-        """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry."""
-        parent = (request.meta.get("focus") or {}).get("parent")
-        try:
-            return parent is not None and canonical(referer.decode("latin-1")) == parent
-        except ValueError:
-            return False
-
-    def _request(self, entry: Entry) -> Request:
-        if entry.payload is not None:
-            request = request_from_dict(entry.payload, spider=self.spider)
-            # a copy: the stored payload must not change when a request is handed out
-            request.meta["focus"] = dict(request.meta.get("focus") or {})
-        else:
-            headers = {"Referer": entry.parent} if entry.parent else None
-            request = Request(entry.url, headers=headers,
-                              meta={"depth": entry.depth, "focus": {}})
-        focus = request.meta["focus"]
-        focus.setdefault("anchor", entry.anchor)
-        focus.setdefault("parent", entry.parent)
-        focus["priority"] = entry.score
-        focus["depth"] = entry.depth
-        return request
 
     def _update_stats(self) -> None:
         f = self.frontier

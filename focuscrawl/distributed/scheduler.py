@@ -1,7 +1,9 @@
 """RedisFocusScheduler: FocusScheduler's contract over the Redis frontier shared by all workers.
 
-A thin adapter, like ``focuscrawl.scheduler.FocusScheduler`` (whose request <-> record helpers
-it reuses); what it adds is the life of a worker in a cluster:
+A thin adapter, like ``focuscrawl.scheduler.FocusScheduler``, built from the same parts (no
+inheritance): requests <-> frontier records (``focuscrawl.records``), the engine's wake-ups
+(``focuscrawl.engine.Waker``), the crawl-order options (``focuscrawl.options``); what it adds is
+the life of a worker in a cluster:
 
 * **leases**: ``next_request`` leases a URL from the crawl (``RedisFrontier.pop``); the
   politeness middleware reports the end of its download (MAX_PAGES counts it cluster-wide, or
@@ -36,14 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from redis import RedisError
 from scrapy import signals as scrapy_signals
-from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
-from ..core.urls import canonical
 from ..engine import Waker, close, in_progress, stopping, warn_if_missing
-from ..options import politeness_options
-from ..scheduler import FocusScheduler
+from ..options import frontier_options, politeness_options
+from ..records import Records, server_by
 from ..services import missing_message
 from ..signals import START_ERROR_STAT
 from .connection import RedisLink, RedisServices, Unavailable, Worker
@@ -64,18 +65,14 @@ REDIS_UNAVAILABLE = "redis_unavailable"
 STOPPED_STAT = "focus/cluster/stopped"
 
 
-class RedisFocusScheduler(FocusScheduler):
+class RedisFocusScheduler:
     """``SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"``."""
 
     def __init__(self, crawler: Crawler) -> None:
-        # Not FocusScheduler.__init__: it builds the single-process frontier, its HostPolicy and
-        # the JOBDIR journal, which the crawl's state in Redis replaces.
         self.crawler = crawler
         self.settings = s = crawler.settings
         self.stats = crawler.stats
-        self.server_by = s.get("FOCUS_SERVER_KEY", "host")
-        if self.server_by not in ("host", "ip"):
-            raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {self.server_by!r}")
+        self.server_by = server_by(s)
         # the shared parts and this process's worker; None: open() refuses to start
         self.services: RedisServices | None = crawler.get_extension(RedisServices)
         self.worker: Worker | None = None
@@ -85,6 +82,7 @@ class RedisFocusScheduler(FocusScheduler):
             self.worker = self.services.redis_worker
             self.frontier = self.worker.frontier  # type: ignore[assignment]
             self.link = self.worker.link
+        self.records: Records | None = None  # requests <-> frontier records, made at open
         self.stopped: str | None = None  # stopped by Redis: CRAWL_LOST or REDIS_UNAVAILABLE
         self.spider: Spider | None = None
         self.max_pages = 0
@@ -103,12 +101,16 @@ class RedisFocusScheduler(FocusScheduler):
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisFocusScheduler:
+        return cls(crawler)
+
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
         self.spider = spider
         warn_if_missing(self.crawler)
         s = self.settings
-        options = self._options(spider)
+        options = frontier_options(s, spider)
         options.update(
             politeness_options(s),
             bloom_capacity=s.getint("FOCUS_REDIS_BLOOM_CAPACITY", 0),
@@ -137,6 +139,9 @@ class RedisFocusScheduler(FocusScheduler):
             return
         for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)
+        assert self.services is not None
+        self.records = Records(self.stats, self.services.servers, spider,
+                               learns=getattr(self.frontier, "learns", False))
         self.max_pages = self.frontier.max_pages
         try:
             self.frontier.heartbeat(self.ttl)
@@ -213,18 +218,13 @@ class RedisFocusScheduler(FocusScheduler):
         meta = request.meta
         for key in _TRANSIENT_META:
             meta.pop(key, None)
-        try:
-            url = canonical(request.url)
-        except ValueError:
-            self.stats.inc_value("focus/rejected/bad_url")
+        records = self.records
+        assert records is not None
+        url = records.url(request)
+        if url is None:
             return False
-        link = self._link(request, url)
-
-        def counted(queued: bool) -> None:
-            if not queued:
-                self.stats.inc_value("focus/duplicates_or_dropped")
-
-        queued = self.link.write(self.frontier.add, link, then=counted)
+        link = records.link(request, url)
+        queued = self.link.write(self.frontier.add, link, then=records.queued)
         if queued is None:  # kept until Redis is back (or the crawl is lost)
             return self.link.lost is None
         return queued
@@ -243,11 +243,9 @@ class RedisFocusScheduler(FocusScheduler):
                 self.waker.at(now + self.frontier.wait, now)
             return None
         lease, entry = got
-        request = self._request(entry)
-        request.meta["focus_lease"] = lease
-        request.meta["focus_server"] = entry.host
+        assert self.records is not None
+        request = self.records.request(entry, lease)
         self._requests[lease] = request
-        self.stats.inc_value("focus/requests_handed_out")
         return request
 
     # -- signals ----------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""A request and the frontier's record of it, for both schedulers (FocusScheduler and
+RedisFocusScheduler compose a :class:`Records`; neither inherits from the other).
+
+A plain outlink is kept as its URL and what ``meta["focus"]`` says about its link (a ``Link`` in,
+an ``Entry`` out); anything unusual -- a callback, a body, cookies, other meta -- is kept whole as
+``request.to_dict``.  The request handed out for an entry carries its lease and its server in
+its meta.  The stats both schedulers keep about requests are counted here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.request import request_from_dict
+
+from .core.frontier import Entry, Link
+from .core.urls import canonical
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
+
+    from .servers import ServerKeys
+
+# meta keys a plain outlink may carry and still be stored compactly
+_PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency",
+               "is_start_request"}
+
+
+def server_by(settings: BaseSettings) -> str:
+    """``FOCUS_SERVER_KEY``, checked (NotConfigured unless "host" or "ip")."""
+    by = settings.get("FOCUS_SERVER_KEY", "host")
+    if by not in ("host", "ip"):
+        raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {by!r}")
+    return by
+
+
+class Records:
+    """Requests to frontier records and back, for one crawl of ``spider``."""
+
+    def __init__(self, stats: StatsCollector, servers: ServerKeys, spider: Spider | None, *,
+                 learns: bool = False) -> None:
+        self.stats = stats
+        self.servers = servers
+        self.spider = spider
+        self.learns = learns  # the crawl order reads a link's nearby text (journaled only then)
+
+    def url(self, request: Request) -> str | None:
+        """The request's canonical URL; None (counted) if it has none."""
+        try:
+            return canonical(request.url)
+        except ValueError:
+            self.stats.inc_value("focus/rejected/bad_url")
+            return None
+
+    def link(self, request: Request, url: str) -> Link:
+        """The frontier's record of a request: what ``meta["focus"]`` says about its link."""
+        meta = request.meta
+        focus = meta.get("focus") or {}
+        return Link(
+            url,
+            host=self.servers.key(url),
+            anchor=focus.get("anchor", ""),
+            context=focus.get("context", "") if self.learns else "",
+            chrome=bool(focus.get("chrome", False)),
+            parent=focus.get("parent"),
+            parent_score=float(focus.get("parent_score", 0.0)),
+            parent_hot=bool(focus.get("parent_hot", False)),
+            depth=int(meta.get("depth", focus.get("depth", 0))),
+            keyword=bool(focus.get("keyword", False)),
+            force=request.dont_filter,
+            payload=self._payload(request, url),
+        )
+
+    def queued(self, queued: bool) -> bool:
+        """Count a request the frontier did not take (a URL seen, or dropped)."""
+        if not queued:
+            self.stats.inc_value("focus/duplicates_or_dropped")
+        return queued
+
+    def _payload(self, request: Request, url: str) -> Any:
+        """None for a plain outlink (rebuilt from the entry), else the request as a dict."""
+        headers = request.headers
+        plain = (
+            request.method == "GET"
+            and not request.body
+            and request.callback is None
+            and request.errback is None
+            and request.priority == 0
+            and (not headers or (list(headers) == [b"Referer"]
+                                 and self._is_parent(headers[b"Referer"], request)))
+            and not request.cookies
+            and set(request.meta) <= _PLAIN_META
+            and request.url == url
+        )
+        if plain:
+            return None
+        self.stats.inc_value("focus/requests_stored_whole")
+        return request.to_dict(spider=self.spider)
+
+    @staticmethod
+    def _is_parent(referer: bytes, request: Request) -> bool:
+        """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry."""
+        parent = (request.meta.get("focus") or {}).get("parent")
+        try:
+            return parent is not None and canonical(referer.decode("latin-1")) == parent
+        except ValueError:
+            return False
+
+    def request(self, entry: Entry, lease: int) -> Request:
+        """The request handed out for ``entry`` under ``lease`` (counted)."""
+        if entry.payload is not None:
+            request = request_from_dict(entry.payload, spider=self.spider)
+            # a copy: the stored payload must not change when a request is handed out
+            request.meta["focus"] = dict(request.meta.get("focus") or {})
+        else:
+            headers = {"Referer": entry.parent} if entry.parent else None
+            request = Request(entry.url, headers=headers,
+                              meta={"depth": entry.depth, "focus": {}})
+        focus = request.meta["focus"]
+        focus.setdefault("anchor", entry.anchor)
+        focus.setdefault("parent", entry.parent)
+        focus["priority"] = entry.score
+        focus["depth"] = entry.depth
+        request.meta["focus_lease"] = lease
+        request.meta["focus_server"] = entry.host
+        self.stats.inc_value("focus/requests_handed_out")
+        return request

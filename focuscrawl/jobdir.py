@@ -1,4 +1,4 @@
-"""Crash-safe persistence of FocusScheduler's state in JOBDIR (a mixin of the scheduler).
+"""Crash-safe persistence of FocusScheduler's state in JOBDIR (:class:`Jobdir`, which it holds).
 
 Every change to the crawl state is journaled as an operation before it is applied: "add" (a
 link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed out, with its
@@ -30,16 +30,21 @@ import os
 import pickle
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 
 from . import signals as focus_signals
 from .completion import lease_of
-from .core.frontier import Entry, Link
+from .core.frontier import Entry, Frontier, Link
 from .core.frontier.stores import SQLiteStore, StoreError
 from .diskfull import is_disk_full, stop_crawl
 from .engine import downloading, has_engine, pages_in_spider
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from .services import FocusServices
 
 logger = logging.getLogger(__name__)
 
@@ -131,17 +136,46 @@ def _link_tuple(link: Link) -> tuple:
             link.depth, link.keyword, link.force, link.payload, link.context, link.chrome)
 
 
-class JobdirMixin:
-    """The JOBDIR half of FocusScheduler; it uses the scheduler's attributes."""
+class Jobdir:
+    """The JOBDIR state of one FocusScheduler crawl: its journal store, the leases handed out
+    and not done, the crawl orders they keep.
+
+    The scheduler owns the frontier and its two counters, the pages fetched and the last lease
+    given: :meth:`load` restores them (and returns them), and every snapshot asks ``counts()``
+    for their current values.
+    """
+
+    def __init__(self, crawler: Crawler, path: str, services: FocusServices,
+                 counts: Callable[[], tuple[int, int]]) -> None:
+        self.crawler = crawler
+        self.settings = crawler.settings
+        self.stats = crawler.stats
+        self.path = path
+        self.services = services
+        self.completion = services.completion
+        self.counts = counts  # the scheduler's (pages fetched, last lease)
+        self.store: JournalStore | None = None
+        self.resumed = False  # this crawl continues a JOBDIR's earlier run
+        self.frontier: Frontier | None = None
+        self.order_options: dict[str, Any] = {}
+        self.open: dict[int, _Lease] = {}  # leases handed out and not yet done
+        self.orders: dict[str, int] = {}  # URL -> crawl order it keeps when fetched again
+        self.order = 0  # the highest crawl order given so far
+        self._snapshot_ops = 0
+        self._max_open = 0
+        # the counters while loading (replayed), handed to the scheduler by load()
+        self._pages = 0
+        self._lease_seq = 0
 
     def _state_path(self) -> str:
-        assert self.jobdir
-        return os.path.join(self.jobdir, STATE_FILE)
+        return os.path.join(self.path, STATE_FILE)
 
-    def _load(self) -> None:
-        """Open (or create) JOBDIR's state database and restore the crawl it holds."""
-        assert self.frontier is not None and self.jobdir
-        os.makedirs(self.jobdir, exist_ok=True)
+    def load(self, frontier: Frontier, order_options: dict[str, Any]) -> tuple[int, int]:
+        """Open (or create) JOBDIR's state database and restore the crawl it holds into
+        ``frontier``: the scheduler's (pages fetched, last lease) are returned."""
+        self.frontier = frontier
+        self.order_options = order_options
+        os.makedirs(self.path, exist_ok=True)
         try:
             self._open_store()
         except sqlite3.Error as e:
@@ -152,8 +186,7 @@ class JobdirMixin:
         assert self.store is not None
         self.store.on_full = self._store_full  # from now on a full disk stops the crawl
         self.completion.enabled = True
-        self.completion.on_done = self._page_done
-        assert self.services is not None
+        self.completion.on_done = self.page_done
         self.services.resumed = self.resumed  # the feed storage appends to a resumed crawl's file
         signals = self.crawler.signals
         # connected after the feed exporter's item_scraped: the line is written before "done"
@@ -162,9 +195,9 @@ class JobdirMixin:
         signals.connect(self._item_settled, signal=scrapy_signals.item_error)
         # the feed's disk is full: its item is not written, so its page must not become done
         signals.connect(self._disk_full, signal=focus_signals.disk_full)
+        return self._pages, self._lease_seq
 
     def _open_store(self) -> None:
-        assert self.frontier is not None and self.jobdir
         s = self.settings
         self.store = JournalStore(
             self._state_path(),
@@ -183,15 +216,14 @@ class JobdirMixin:
                 self._replay(op)
             self.resumed = True
             self.stats.set_value("focus/journal/replayed_ops", len(ops))
-            self._recover()
+            self._pages = self._recover(self._pages)
             self._check_spider_state()
-        self.store.snapshot(self._state())  # the resumed state is the new base
+        self.store.snapshot(self._state(self._pages, self._lease_seq))  # the new base
 
     def _check_spider_state(self) -> None:
         """Scrapy's ``JOBDIR/spider.state`` left unreadable (written when the disk filled):
         removed with a warning, so that the resume does not fail on it."""
-        assert self.jobdir
-        path = os.path.join(self.jobdir, "spider.state")
+        path = os.path.join(self.path, "spider.state")
         try:
             with open(path, "rb") as f:
                 pickle.load(f)  # noqa: S301 - the crawl's own file
@@ -209,28 +241,36 @@ class JobdirMixin:
         if self.store is not None:
             self.store.halt()
 
-    def _save(self) -> None:
-        """A clean stop: put back what is not done and write a fresh snapshot.
+    def close(self) -> None:
+        """Close the store as it is (a clean stop calls :meth:`save` first)."""
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def save(self, pages: int, lease_seq: int) -> int:
+        """A clean stop: put back what is not done and write a fresh snapshot; the pages
+        fetched, without those put back.
 
         Not after a full disk: the file keeps its last commit, which a resume recovers from."""
         assert self.store is not None
         if not self.store.halted:
-            self._recover()
-            self.store.snapshot(self._state())
+            pages = self._recover(pages)
+            self.store.snapshot(self._state(pages, lease_seq))
         for name, value in self.store.stats.items():
             self.stats.set_value(f"focus/journal/{name}", value)
+        return pages
 
-    def _state(self) -> dict[str, Any]:
+    def _state(self, pages: int, lease_seq: int) -> dict[str, Any]:
         assert self.frontier is not None
         return {
             "version": STATE_VERSION,
             "frontier": self.frontier.snapshot(),
-            "pages": self.pages,
-            "order": self._order,
-            "lease_seq": self._lease_seq,
+            "pages": pages,
+            "order": self.order,
+            "lease_seq": lease_seq,
             "open": [(lease, _entry_tuple(held.entry), held.counted, held.order)
-                     for lease, held in sorted(self._open.items())],
-            "orders": dict(self._orders),
+                     for lease, held in sorted(self.open.items())],
+            "orders": dict(self.orders),
             "order_options": self.order_options,
         }
 
@@ -243,12 +283,12 @@ class JobdirMixin:
         if saved is not None:
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
-        self.pages = state["pages"]
-        self._order = state["order"]
+        self._pages = state["pages"]
+        self.order = state["order"]
         self._lease_seq = state["lease_seq"]
-        self._open = {lease: _Lease(_entry_from(t), counted, order)
-                      for lease, t, counted, order in state["open"]}
-        self._orders = dict(state["orders"])
+        self.open = {lease: _Lease(_entry_from(t), counted, order)
+                     for lease, t, counted, order in state["open"]}
+        self.orders = dict(state["orders"])
 
     def _check_order_options(self, saved: dict[str, Any]) -> None:
         """A resumed crawl keeps its crawl order: name the first option that differs."""
@@ -256,7 +296,7 @@ class JobdirMixin:
             was, now = saved.get(name), self.order_options.get(name)
             if was != now:
                 raise StoreError(
-                    f"JOBDIR {self.jobdir} holds a crawl with {name}={was!r}, this one asks "
+                    f"JOBDIR {self.path} holds a crawl with {name}={was!r}, this one asks "
                     f"{name}={now!r}: resume with the same crawl-order settings, or use a new "
                     f"JOBDIR")
 
@@ -275,7 +315,7 @@ class JobdirMixin:
                 logger.warning("journal: %s was handed out but is not queued", url)
                 self.stats.inc_value("focus/journal/inconsistent")
                 return
-            self._open[lease] = _Lease(entry)
+            self.open[lease] = _Lease(entry)
         elif kind == "batch":
             open_batch = getattr(frontier, "open_batch", None)
             if open_batch is not None:
@@ -291,50 +331,62 @@ class JobdirMixin:
             frontier.flush()
         elif kind == "finished":
             _, lease, order = op
-            self.pages += 1
-            self._order = max(self._order, order)
-            held = self._open.get(lease)
+            self._pages += 1
+            self.order = max(self.order, order)
+            held = self.open.get(lease)
             if held is not None:
                 held.counted, held.order = True, order
-                self._orders.pop(held.entry.url, None)
+                self.orders.pop(held.entry.url, None)
         elif kind == "done":
-            self._open.pop(op[1], None)
+            self.open.pop(op[1], None)
         else:
             raise StoreError(f"unknown journal operation {kind!r}")
 
-    def _recover(self) -> None:
-        """Put back every URL handed out and not done: fetched again, counted once."""
+    def _recover(self, pages: int) -> int:
+        """Put back every URL handed out and not done: fetched again, counted once.  The pages
+        fetched, without those."""
         assert self.frontier is not None
-        for _, held in sorted(self._open.items()):
+        for _, held in sorted(self.open.items()):
             if held.counted:
-                self.pages -= 1
+                pages -= 1
                 if held.order is not None:
-                    self._orders[held.entry.url] = held.order
+                    self.orders[held.entry.url] = held.order
             self.frontier.requeue(held.entry)
-        if self._open:
-            self.stats.inc_value("focus/journal/requeued", len(self._open))
-        self._open.clear()
-        self._leases.clear()
+        if self.open:
+            self.stats.inc_value("focus/journal/requeued", len(self.open))
+        self.open.clear()
         self.completion.pending.clear()
+        return pages
 
-    def _count(self, lease: int) -> int:
+    # -- the live crawl ---------------------------------------------------------------------
+    def record(self, *op: Any) -> None:
+        """Journal one operation (see the module docstring)."""
+        assert self.store is not None
+        self.store.record(*op)
+
+    def take(self, lease: int, entry: Entry) -> None:
+        """``entry`` is handed out under ``lease``."""
+        self.record("take", lease, entry.url)
+        self.open[lease] = _Lease(entry)
+
+    def count(self, lease: int) -> int:
         """A response of ``lease`` counts as a page: its crawl order, journaled and committed."""
         assert self.store is not None
-        held = self._open.get(lease)
-        order = self._orders.pop(held.entry.url, None) if held is not None else None
+        held = self.open.get(lease)
+        order = self.orders.pop(held.entry.url, None) if held is not None else None
         if order is None:
-            self._order += 1
-            order = self._order
+            self.order += 1
+            order = self.order
         if held is not None:
             held.counted, held.order = True, order
         self.store.record("finished", lease, order)
         self.store.commit()
         return order
 
-    def _page_done(self, lease: int) -> None:
+    def page_done(self, lease: int) -> None:
         """Everything ``lease``'s page produced is queued and written: never fetch it again."""
         store = self.store
-        if store is None or self._open.pop(lease, None) is None:
+        if store is None or self.open.pop(lease, None) is None:
             return
         store.record("done", lease)
         store.commit()
@@ -344,9 +396,9 @@ class JobdirMixin:
         # operation stays constant and a resume replays at most twice the state's size
         if store.ops_since_snapshot >= max(self._snapshot_ops,
                                            2 * (len(frontier) + len(frontier.done))):
-            store.snapshot(self._state())
+            store.snapshot(self._state(*self.counts()))
 
-    def _settle(self, lease: int | None, source: int | None) -> None:
+    def settle(self, lease: int | None, source: int | None) -> None:
         """A queued request pays what its origin owed: a page's outlink, or a redirect/retry."""
         if self.store is None:
             return
@@ -358,7 +410,7 @@ class JobdirMixin:
     def _item_settled(self, item: Any, response: Any = None, **kwargs: Any) -> None:
         self.completion.release(lease_of(response))
 
-    def _at_open_limit(self) -> bool:
+    def at_open_limit(self) -> bool:
         """FOCUS_JOURNAL_MAX_OPEN pages handed out and not done: hand out no more for now.
 
         What a kill makes the crawl fetch again is exactly the pages not done, so this bounds
@@ -366,14 +418,14 @@ class JobdirMixin:
         forever if its request vanished on the way (a request_scheduled handler dropped an
         outlink); once nothing is downloading or in the spider, such pages are settled.
         """
-        if self.store is None or len(self._open) < self._max_open:
+        if self.store is None or len(self.open) < self._max_open:
             return False
         if not has_engine(self.crawler):
             return True
         if downloading(self.crawler) or pages_in_spider(self.crawler):
             return True
-        for lease in list(self._open):
+        for lease in list(self.open):
             self.completion.pending.pop(lease, None)
-            self._page_done(lease)
+            self.page_done(lease)
             self.stats.inc_value("focus/journal/settled_stuck")
         return False

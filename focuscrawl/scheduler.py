@@ -11,7 +11,7 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
   from the moment it is handed out until its download ends,
 * with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
   a snapshot plus a journal of every operation, so that the same command resumes after a clean
-  stop *or* a kill -9 (``focuscrawl.jobdir``).
+  stop *or* a kill -9 (``focuscrawl.jobdir.Jobdir``, which the scheduler holds).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .completion import FROM_KEY, Completion
 from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
 from .engine import Waker, pages_in_spider, warn_if_missing
-from .jobdir import JobdirMixin, JournalStore, _Lease, _link_tuple
+from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
 from .options import frontier_options
 from .records import Records, server_by
 from .services import FocusServices, missing_message
@@ -48,7 +48,7 @@ _DROPPED = (("max redirections", "max_redirections"),
             ("during decompression", "decompressed_too_large"))
 
 
-class FocusScheduler(JobdirMixin):
+class FocusScheduler:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.settings = crawler.settings
@@ -56,7 +56,8 @@ class FocusScheduler(JobdirMixin):
         # the shared parts (politeness state, page completion); None: open() refuses to start
         self.services: FocusServices | None = crawler.get_extension(FocusServices)
         self.server_by = server_by(self.settings)
-        self.jobdir = job_dir(self.settings)
+        self.jobdir_path = job_dir(self.settings)
+        self.jobdir: Jobdir | None = None  # crash-safe persistence, made at open with JOBDIR
         self.frontier: Frontier | None = None
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.spider: Spider | None = None
@@ -72,14 +73,6 @@ class FocusScheduler(JobdirMixin):
         if self.slack is not None and not 0.0 <= self.slack <= 1.0:
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
-        # crash-safe persistence (JOBDIR): see _load()
-        self.store: JournalStore | None = None
-        self.resumed = False  # this crawl continues a JOBDIR's earlier run
-        self._open: dict[int, _Lease] = {}  # leases handed out and not yet done
-        self._orders: dict[str, int] = {}  # URL -> crawl order it keeps when fetched again
-        self._order = 0  # the highest crawl order given so far
-        self._snapshot_ops = 0
-        self._max_open = 0
         self.error: str | None = None  # the crawl could not start (see open)
         self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
@@ -99,6 +92,29 @@ class FocusScheduler(JobdirMixin):
         assert self.services is not None, "a FocusScheduler that did not start has no pages"
         return self.services.completion
 
+    # -- the JOBDIR state (focuscrawl.jobdir.Jobdir), as the crash-safety tests read it -----
+    @property
+    def store(self) -> JournalStore | None:
+        """The journal, while a JOBDIR crawl is open (None without JOBDIR)."""
+        return self.jobdir.store if self.jobdir is not None else None
+
+    @property
+    def resumed(self) -> bool:
+        """This crawl continues a JOBDIR's earlier run."""
+        return self.jobdir is not None and self.jobdir.resumed
+
+    @property
+    def _open(self) -> dict[int, _Lease]:
+        return self.jobdir.open if self.jobdir is not None else {}
+
+    @property
+    def _order(self) -> int:
+        return self.jobdir.order if self.jobdir is not None else 0
+
+    @property
+    def _orders(self) -> dict[str, int]:
+        return self.jobdir.orders if self.jobdir is not None else {}
+
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
         self.spider = spider
@@ -117,16 +133,20 @@ class FocusScheduler(JobdirMixin):
                                    learns=getattr(self.frontier, "learns", False))
             if self.slack is None:
                 self.slack = self.frontier.default_slack
-            if self.jobdir:
-                self._load()
+            if self.jobdir_path:
+                assert self.services is not None
+                self.jobdir = Jobdir(self.crawler, self.jobdir_path, self.services,
+                                     counts=lambda: (self.pages, self._lease_seq))
+                self.pages, self._lease_seq = self.jobdir.load(self.frontier,
+                                                               self.order_options)
         except (NotConfigured, StoreError) as e:
             # one line and a non-zero exit (focuscrawl.commands.crawl), not a traceback: the
             # crawl ends at once, every request it is given is dropped
             self.error = str(e)
             self.frontier = None
-            if self.store is not None:  # a JOBDIR of another crawl: left as it was
-                self.store.close()
-                self.store = None
+            if self.jobdir is not None:  # a JOBDIR of another crawl: left as it was
+                self.jobdir.close()
+                self.jobdir = None
             logger.error("focuscrawl: %s", self.error)
             self.stats.set_value(START_ERROR_STAT, self.error)
             return
@@ -140,9 +160,10 @@ class FocusScheduler(JobdirMixin):
         self.waker.cancel()
         self._update_stats()
         if self.store is not None and self.frontier is not None:
-            self._save()
-            self.store.close()
-            self.store = None
+            assert self.jobdir is not None
+            self.pages = self.jobdir.save(self.pages, self._lease_seq)
+            self._leases.clear()
+            self.jobdir.close()
 
     def has_pending_requests(self) -> bool:
         return self.frontier is not None and len(self.frontier) > 0 and self._budget() > 0
@@ -185,7 +206,7 @@ class FocusScheduler(JobdirMixin):
             return None  # the disk is full: the crawl is stopping (focuscrawl.diskfull)
         if self.strict and pages_in_spider(self.crawler):
             return None  # the engine asks again once the page has left the spider
-        if self._at_open_limit():
+        if self.jobdir is not None and self.jobdir.at_open_limit():
             return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
         now = policy.clock()
@@ -206,8 +227,8 @@ class FocusScheduler(JobdirMixin):
         if request.errback is None:
             request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
         if self.store is not None:
-            self.store.record("take", self._lease_seq, entry.url)
-            self._open[self._lease_seq] = _Lease(entry)
+            assert self.jobdir is not None
+            self.jobdir.take(self._lease_seq, entry)
         policy.reserve(entry.host)
         return request
 
@@ -235,16 +256,21 @@ class FocusScheduler(JobdirMixin):
             self.frontier.failed(entry.url, learn)
         if status is not None and not 300 <= status < 400:
             self.pages += 1
-            if self.store is None:
+            if self.jobdir is None or self.store is None:
                 request.meta["focus_order"] = self.pages
             else:
-                request.meta["focus_order"] = self._count(lease)
+                request.meta["focus_order"] = self.jobdir.count(lease)
             self.stats.set_value("focus/pages_fetched", self.pages)
         elif (status is None and self.store is not None
               and request.errback not in (None, self._fetch_failed)):
             self.completion.finish(lease)  # its own errback: no sure way to see it end
 
     # -- helpers ----------------------------------------------------------------------------
+    def _settle(self, lease: int | None, source: int | None) -> None:
+        """A queued request pays what its origin owed (JOBDIR: see Jobdir.settle)."""
+        if self.jobdir is not None:
+            self.jobdir.settle(lease, source)
+
     def _wake_when_due(self, now: float) -> bool:
         """Ask the engine for a request again when the next waiting server is due."""
         waiting = [s.next_start for s in self.policy.servers.values()
@@ -276,7 +302,7 @@ class FocusScheduler(JobdirMixin):
             missing.append(f"{FocusServices.__module__}.FocusServices in EXTENSIONS")
         needs = [("DOWNLOADER_MIDDLEWARES", "sends_request_finished",
                   "focuscrawl.middlewares.politeness.PolitenessMiddleware")]
-        if self.jobdir:
+        if self.jobdir_path:
             needs.append(("SPIDER_MIDDLEWARES", "marks_pages_done",
                           "focuscrawl.middlewares.journal.PageCompletionMiddleware"))
         for setting, marker, name in needs:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-FROM_KEY = "focus_from"  # meta of an outlink: the lease of the page that yielded it
+from .meta import FROM, LEASE
+
+FROM_KEY = FROM  # meta of an outlink: the lease of the page that yielded it
 
 
 class Completion:
@@ -49,4 +51,4 @@ class Completion:
 
 def lease_of(response: Any) -> int | None:
     request = getattr(response, "request", None)
-    return None if request is None else request.meta.get("focus_lease")
+    return None if request is None else request.meta.get(LEASE)

@@ -24,6 +24,7 @@ from . import signals as focus_signals
 from .core.frontier import Link, make_frontier
 from .core.urls import canonical
 from .engine import pages_in_spider
+from .meta import LINK
 from .options import frontier_options
 from .servers import ServerKeys
 from .services import FocusServices
@@ -74,7 +75,7 @@ class FocusPriorityQueue:
             url = canonical(request.url)
         except ValueError:
             url = request.url
-        focus = request.meta.get("focus") or {}
+        focus = request.meta.get(LINK) or {}
         link = Link(
             url, host=self.servers.key(url), anchor=focus.get("anchor", ""),
             parent=focus.get("parent"), parent_score=float(focus.get("parent_score", 0.0)),

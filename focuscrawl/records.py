@@ -17,6 +17,7 @@ from scrapy.utils.request import request_from_dict
 
 from .core.frontier import Entry, Link
 from .core.urls import canonical
+from .meta import LEASE, LINK, SERVER
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from .servers import ServerKeys
 
 # meta keys a plain outlink may carry and still be stored compactly
-_PLAIN_META = {"focus", "depth", "download_timeout", "download_slot", "download_latency",
+_PLAIN_META = {LINK, "depth", "download_timeout", "download_slot", "download_latency",
                "is_start_request"}
 
 
@@ -59,7 +60,7 @@ class Records:
     def link(self, request: Request, url: str) -> Link:
         """The frontier's record of a request: what ``meta["focus"]`` says about its link."""
         meta = request.meta
-        focus = meta.get("focus") or {}
+        focus = meta.get(LINK) or {}
         return Link(
             url,
             host=self.servers.key(url),
@@ -104,7 +105,7 @@ class Records:
     @staticmethod
     def _is_parent(referer: bytes, request: Request) -> bool:
         """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry."""
-        parent = (request.meta.get("focus") or {}).get("parent")
+        parent = (request.meta.get(LINK) or {}).get("parent")
         try:
             return parent is not None and canonical(referer.decode("latin-1")) == parent
         except ValueError:
@@ -115,17 +116,17 @@ class Records:
         if entry.payload is not None:
             request = request_from_dict(entry.payload, spider=self.spider)
             # a copy: the stored payload must not change when a request is handed out
-            request.meta["focus"] = dict(request.meta.get("focus") or {})
+            request.meta[LINK] = dict(request.meta.get(LINK) or {})
         else:
             headers = {"Referer": entry.parent} if entry.parent else None
             request = Request(entry.url, headers=headers,
-                              meta={"depth": entry.depth, "focus": {}})
-        focus = request.meta["focus"]
+                              meta={"depth": entry.depth, LINK: {}})
+        focus = request.meta[LINK]
         focus.setdefault("anchor", entry.anchor)
         focus.setdefault("parent", entry.parent)
         focus["priority"] = entry.score
         focus["depth"] = entry.depth
-        request.meta["focus_lease"] = lease
-        request.meta["focus_server"] = entry.host
+        request.meta[LEASE] = lease
+        request.meta[SERVER] = entry.host
         self.stats.inc_value("focus/requests_handed_out")
         return request

@@ -27,11 +27,12 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from . import signals as focus_signals
-from .completion import FROM_KEY, Completion
+from .completion import Completion
 from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
 from .engine import Waker, pages_in_spider, warn_if_missing
 from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
+from .meta import FROM, LEASE, ORDER, TRANSIENT
 from .options import frontier_options
 from .records import Records, server_by
 from .services import FocusServices, missing_message
@@ -176,10 +177,10 @@ class FocusScheduler:
             return False
         assert self.frontier is not None, "enqueue_request() before open()"
         meta = request.meta
-        lease = meta.pop("focus_lease", None)  # a redirect or retry copies the original's meta
-        source = meta.pop(FROM_KEY, None)  # the lease of the page that yielded this outlink
-        meta.pop("focus_started", None)
-        meta.pop("focus_finished", None)
+        lease = meta.pop(LEASE, None)  # a redirect or retry copies the original's meta
+        source = meta.pop(FROM, None)  # the lease of the page that yielded this outlink
+        for key in TRANSIENT:  # what the politeness middlewares left on a redirect or retry
+            meta.pop(key, None)
         if request.errback == self._fetch_failed:
             request.errback = None
         records = self.records
@@ -244,7 +245,7 @@ class FocusScheduler:
 
     def _request_finished(self, request: Request, status: int | None, **kwargs: Any) -> None:
         """A handed-out request ended (politeness middleware): free its share of the budget."""
-        lease = request.meta.get("focus_lease")
+        lease = request.meta.get(LEASE)
         entry = self._leases.pop(lease, None) if lease is not None else None
         if entry is None:
             return
@@ -257,9 +258,9 @@ class FocusScheduler:
         if status is not None and not 300 <= status < 400:
             self.pages += 1
             if self.jobdir is None or self.store is None:
-                request.meta["focus_order"] = self.pages
+                request.meta[ORDER] = self.pages
             else:
-                request.meta["focus_order"] = self.jobdir.count(lease)
+                request.meta[ORDER] = self.jobdir.count(lease)
             self.stats.set_value("focus/pages_fetched", self.pages)
         elif (status is None and self.store is not None
               and request.errback not in (None, self._fetch_failed)):
@@ -361,7 +362,7 @@ class FocusScheduler:
                     self.stats.inc_value(f"focus/fetch/dropped/{reason}")
         request = getattr(failure, "request", None)
         if request is not None and self.store is not None:
-            self.completion.finish(request.meta.get("focus_lease"))
+            self.completion.finish(request.meta.get(LEASE))
         return failure
 
     def _pop(self, ready: Any) -> Entry | None:

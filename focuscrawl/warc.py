@@ -47,6 +47,7 @@ from warcio.warcwriter import WARCWriter
 
 from focuscrawl.evaluation.text import canonical_url
 from focuscrawl.evaluation.warcindex import ERROR_HEADER, HOT_HEADER, SCORE_HEADER
+from focuscrawl.meta import HOT, SCORE
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -55,8 +56,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SCORE_META = "focus_score"
-HOT_META = "focus_hot"
+SCORE_META = SCORE
+HOT_META = HOT
 _DROP_RESPONSE_HEADERS = frozenset({"transfer-encoding"})
 _recorders: weakref.WeakKeyDictionary[Any, WarcRecorder] = weakref.WeakKeyDictionary()
 

@@ -28,6 +28,7 @@ from focuscrawl.core.learning import PageDigest
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.items import PageItem
+from focuscrawl.meta import LINK, ORDER
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
 from focuscrawl.signals import START_ERROR_STAT
@@ -126,7 +127,7 @@ class TopicSpider(scrapy.Spider):
                 continue
             yield scrapy.Request(
                 url,
-                meta={"focus": {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
+                meta={LINK: {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
             )
 
     def _digest(self, page: Any) -> PageDigest:
@@ -166,7 +167,7 @@ class TopicSpider(scrapy.Spider):
             focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
             digest=digest, spider=self,
         )
-        focus = response.meta.get("focus") or {}
+        focus = response.meta.get(LINK) or {}
         depth = response.meta.get("depth", 0)
         yield PageItem(
             url=response.url,
@@ -181,7 +182,7 @@ class TopicSpider(scrapy.Spider):
             content_type=content_type,
             text_length=len(page.text),
             outlinks=len(page.links),
-            order=response.meta.get("focus_order"),
+            order=response.meta.get(ORDER),
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
         )
@@ -200,7 +201,7 @@ class TopicSpider(scrapy.Spider):
             yield scrapy.Request(
                 target,
                 meta={
-                    "focus": {
+                    LINK: {
                         "anchor": link.anchor[:200],
                         "parent": url,
                         "parent_score": scored.score,

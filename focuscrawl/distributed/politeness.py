@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest
 
 from .. import signals as focus_signals
+from ..meta import FINISHED, LEASE, LEASE_LOST, STARTED, TOKEN
 from ..middlewares.politeness import PolitenessMiddleware
 from .connection import CrawlLost, RedisServices, Unavailable
 from .hosts import LeaseLost
@@ -59,9 +60,9 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta
-        meta.pop("focus_finished", None)
+        meta.pop(FINISHED, None)
         server = self._server(request)
-        lease = meta.get("focus_lease")
+        lease = meta.get(LEASE)
         token = f"L{lease}" if lease is not None else f"{self.worker_id}#{next(self._tokens)}"
         waited = False
         while True:
@@ -78,8 +79,8 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
                 break
             waited = True
             await asyncio.sleep(self.poll if wait is None else min(wait, MAX_WAIT))
-        meta["focus_token"] = token
-        meta["focus_started"] = time.monotonic()
+        meta[TOKEN] = token
+        meta[STARTED] = time.monotonic()
         stats = self.crawler.stats
         stats.inc_value("focus/politeness/started")
         if waited:
@@ -88,13 +89,13 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
 
     def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
         meta = request.meta
-        if meta.get("focus_finished"):
+        if meta.get(FINISHED):
             return
-        meta["focus_finished"] = True
+        meta[FINISHED] = True
         server = self._server(request)
-        token = meta.pop("focus_token", None)
-        started = meta.pop("focus_started", None)
-        lease = meta.get("focus_lease")
+        token = meta.pop(TOKEN, None)
+        started = meta.pop(STARTED, None)
+        lease = meta.get(LEASE)
         finish = None
         if token is not None and started is not None:
             finish = functools.partial(self.hosts.finish, server, token,
@@ -110,7 +111,7 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
 
     def process_response(self, request: Request, response: Response) -> Response:
         response = super().process_response(request, response)
-        if request.meta.pop("focus_lease_lost", False):  # set by the scheduler at download end
+        if request.meta.pop(LEASE_LOST, False):  # set by the scheduler at download end
             raise IgnoreRequest(f"{request.url}: this worker's lease was requeued while it was "
                                 "frozen; another worker fetches it")
         return response

@@ -43,6 +43,7 @@ from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
 from ..engine import Waker, close, in_progress, stopping, warn_if_missing
+from ..meta import LEASE, LEASE_LOST, ORDER, TRANSIENT
 from ..options import frontier_options, politeness_options
 from ..records import Records, server_by
 from ..services import missing_message
@@ -55,9 +56,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: meta keys of the request that produced a copy (redirect, retry) that must not travel with it
-_TRANSIENT_META = ("focus_lease", "focus_started", "focus_finished", "focus_token", "focus_from",
-                   "focus_lease_lost")
 #: finish reasons of a worker stopped by Redis: the crawl's keys vanished; Redis stayed away
 CRAWL_LOST = "redis_crawl_lost"
 REDIS_UNAVAILABLE = "redis_unavailable"
@@ -216,7 +214,7 @@ class RedisFocusScheduler:
         if self.error is not None:
             return False
         meta = request.meta
-        for key in _TRANSIENT_META:
+        for key in TRANSIENT:
             meta.pop(key, None)
         records = self.records
         assert records is not None
@@ -258,7 +256,7 @@ class RedisFocusScheduler:
 
     def _request_finished(self, request: Request, status: int | None, **kwargs: Any) -> None:
         """The download of a leased request ended: count the page, or free its budget."""
-        lease = request.meta.get("focus_lease")
+        lease = request.meta.get(LEASE)
         if lease is None or lease not in self._requests or lease in self._downloaded:
             return
         if status is None and stopping(self.crawler):
@@ -273,12 +271,12 @@ class RedisFocusScheduler:
                 # reaped meanwhile (this worker was frozen past its heartbeat TTL): another
                 # worker has the URL; the response is dropped (RedisPolitenessMiddleware)
                 self.stats.inc_value("focus/cluster/lease_lost")
-                request.meta["focus_lease_lost"] = True
+                request.meta[LEASE_LOST] = True
 
         # kept while Redis is down: the page is counted when it is back (and has no order)
         number = self.link.write(self.frontier.downloaded, lease, counted, then=done)
         if number is not None and number > 0:
-            request.meta["focus_order"] = number
+            request.meta[ORDER] = number
         self._downloaded.add(lease)
         if in_progress(self.crawler) is None:
             self._settle_leases([lease])

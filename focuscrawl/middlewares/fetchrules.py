@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 
+from ..meta import ROBOTS, TRUNCATED
 from .robots import ROBOTS_MAX_BYTES
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class FetchRulesMiddleware:
         return cls(crawler)
 
     def _limit(self, request: Request) -> int:
-        if request.meta.get("focus_robots"):
+        if request.meta.get(ROBOTS):
             return max(self.max_bytes, ROBOTS_MAX_BYTES)
         return self.max_bytes
 
@@ -65,11 +66,11 @@ class FetchRulesMiddleware:
         received = meta.get(_BYTES, 0) + len(data)
         meta[_BYTES] = received
         if received > self._limit(request):
-            meta["focus_truncated"] = True
+            meta[TRUNCATED] = True
             raise StopDownload(fail=False)
 
     def _headers_received(self, headers: Headers, request: Request, **kwargs: Any) -> None:
-        if request.meta.get("focus_robots") or request.meta.get("dont_obey_robotstxt"):
+        if request.meta.get(ROBOTS) or request.meta.get("dont_obey_robotstxt"):
             return
         raw = headers.get(b"Content-Type")
         if not raw:
@@ -82,7 +83,7 @@ class FetchRulesMiddleware:
     # -- the downloader middleware ---------------------------------------------------------
     def process_request(self, request: Request) -> None:
         request.meta.pop(_BYTES, None)  # a retry or redirect copies the meta
-        request.meta.pop("focus_truncated", None)
+        request.meta.pop(TRUNCATED, None)
         return None
 
     def process_response(self, request: Request, response: Response) -> Response:
@@ -92,7 +93,7 @@ class FetchRulesMiddleware:
             self.stats.inc_value(f"focus/fetch/error_status/{status}")
             return response
         limit = self._limit(request) if self.max_bytes else 0
-        if limit and (request.meta.get("focus_truncated") or len(response.body) > limit):
+        if limit and (request.meta.get(TRUNCATED) or len(response.body) > limit):
             self.stats.inc_value("focus/fetch/truncated")
             flags = [*response.flags, "truncated"] if "truncated" not in response.flags else None
             response = response.replace(body=response.body[:limit], flags=flags or response.flags)

@@ -32,6 +32,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from scrapy.utils.httpobj import urlparse_cached
 
 from ..core.traps import ServerCap, UrlRules, is_near
+from ..meta import LEASE, LINK
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         if reason is not None:
             return reason
         if self.nearness:
-            focus = request.meta.get("focus") or {}
+            focus = request.meta.get(LINK) or {}
             if not is_near(response.url, url, bool(focus.get("keyword"))):
                 return "nearness"
         if self.dirs is not None and self.dirs.is_rejected(url):
@@ -160,7 +161,7 @@ class GateMiddleware:
                 self.stats.inc_value(f"focus/filtered/{reason}")
                 self.stats.inc_value("focus/filtered/redirect_targets")
                 raise IgnoreRequest(f"redirect to a filtered URL ({reason})")
-        if self.dirs is not None and "focus_lease" in meta and self.dirs.is_rejected(request.url):
+        if self.dirs is not None and LEASE in meta and self.dirs.is_rejected(request.url):
             self.stats.inc_value("focus/filtered/irrelevant_dir_queued")
             self.dirs.dropped.add(hash(request.url))
             raise IgnoreRequest("irrelevant directory")

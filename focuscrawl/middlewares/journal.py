@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
-from ..completion import FROM_KEY, Completion, lease_of
+from ..completion import Completion, lease_of
+from ..meta import FROM
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class PageCompletionMiddleware:
 
     def _track(self, lease: int, out: Any) -> None:
         if isinstance(out, Request):
-            out.meta[FROM_KEY] = lease
+            out.meta[FROM] = lease
             self.completion.hold(lease)
         elif out is not None:
             self.completion.hold(lease)

@@ -27,6 +27,7 @@ from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
+from ..meta import FINISHED, LEASE, SERVER, STARTED
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -56,11 +57,11 @@ class PolitenessMiddleware:
         return cls(crawler)
 
     def _server(self, request: Request) -> str:
-        return request.meta.get("focus_server") or self.servers.key(request.url)
+        return request.meta.get(SERVER) or self.servers.key(request.url)
 
     async def process_request(self, request: Request) -> None:
         meta = request.meta
-        meta.pop("focus_finished", None)
+        meta.pop(FINISHED, None)
         server = self._server(request)
         policy = self.policy
         while True:
@@ -73,11 +74,11 @@ class PolitenessMiddleware:
                 await future
             else:
                 await asyncio.sleep(wait)
-        policy.start(server, reserved="focus_lease" in meta)
+        policy.start(server, reserved=LEASE in meta)
         # The request is written to its socket on a later turn of the event loop; a long
         # callback or a GC pause in between delays it.  Count the next delay from then.
         asyncio.get_running_loop().call_soon(policy.sent, server)
-        meta["focus_started"] = time.monotonic()
+        meta[STARTED] = time.monotonic()
         self.crawler.stats.inc_value("focus/politeness/started")
         return None
 
@@ -105,19 +106,19 @@ class PolitenessMiddleware:
 
     def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
         meta = request.meta
-        if meta.get("focus_finished"):
+        if meta.get(FINISHED):
             return
-        meta["focus_finished"] = True
+        meta[FINISHED] = True
         server = self._server(request)
-        started = meta.pop("focus_started", None)
+        started = meta.pop(STARTED, None)
         if started is not None:
             self.policy.finish(server, time.monotonic() - started, timed_out=timed_out)
             for future in self._waiters.pop(server, []):
                 if not future.done():
                     future.set_result(None)
-        elif "focus_lease" in meta:
+        elif LEASE in meta:
             self.policy.unreserve(server)
-        if "focus_lease" in meta:
+        if LEASE in meta:
             self.crawler.signals.send_catch_log(
                 focus_signals.request_finished, request=request, status=status,
             )

@@ -39,6 +39,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
+from ..meta import ROBOTS
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -217,7 +218,7 @@ class RobotsTxtMiddleware:
         robots_request = Request(
             url,
             priority=self.DOWNLOAD_PRIORITY,
-            meta={"dont_obey_robotstxt": True, "focus_robots": True, "dont_retry": True},
+            meta={"dont_obey_robotstxt": True, ROBOTS: True, "dont_retry": True},
             callback=NO_CALLBACK,
             dont_filter=True,
         )

@@ -46,6 +46,8 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
+from ..meta import ROBOTS
+
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -226,7 +228,7 @@ class BinaryBodyMiddleware:
         return cls(crawler)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        if request.meta.get("focus_robots") or not 200 <= response.status < 300:
+        if request.meta.get(ROBOTS) or not 200 <= response.status < 300:
             return response
         ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
         if ctype not in (b"text/html", b"application/xhtml+xml", b""):

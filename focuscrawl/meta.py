@@ -1,0 +1,34 @@
+"""The request meta keys focuscrawl's scheduler, middlewares and spider share, each named once.
+
+A module of its own, importing nothing: the schedulers, the middlewares and the spider all use
+it, and middlewares never import a scheduler (``tests/test_layers.py``).
+"""
+
+#: what the page that linked here says about the link, a dict: ``anchor``, ``parent``,
+#: ``parent_score``, ``parent_hot``, ``keyword``, ``context``, ``chrome``, ``depth``; the
+#: scheduler adds ``priority`` when it hands the request out
+LINK = "focus"
+#: the lease of a request a focuscrawl scheduler handed out (its budget and JOBDIR journal)
+LEASE = "focus_lease"
+#: the server (``focuscrawl.servers.ServerKeys``) the scheduler reserved the request's slot on
+SERVER = "focus_server"
+#: an outlink's origin: the lease of the page that yielded it (``focuscrawl.completion``)
+FROM = "focus_from"
+#: the crawl order a fetched page was given (exported with its item)
+ORDER = "focus_order"
+#: when the politeness middleware started the request (monotonic), and that it saw it end
+STARTED = "focus_started"
+FINISHED = "focus_finished"
+#: distributed: the request's slot in Redis, and a lease this worker lost meanwhile
+TOKEN = "focus_token"
+LEASE_LOST = "focus_lease_lost"
+#: a robots.txt request of the robots.txt middleware
+ROBOTS = "focus_robots"
+#: the fetch rules cut the body at FOCUS_MAX_PAGE_BYTES
+TRUNCATED = "focus_truncated"
+#: a page's score and hotness, set by the callback for the WARC recorder
+SCORE = "focus_score"
+HOT = "focus_hot"
+
+#: keys of the request a copy (redirect, retry) was made from that must not travel with it
+TRANSIENT = (LEASE, STARTED, FINISHED, TOKEN, FROM, LEASE_LOST)

@@ -115,6 +115,9 @@ FOCUS_START_LOG = 0  # >0: keep each server's last this many request start times
 #                      the delay counts them): an audit of politeness from the crawler's side,
 #                      where a loaded machine's late sends do not blur it as arrivals at the
 #                      server do
+FOCUS_GC_FREEZE = True  # gc.freeze() the objects alive at spider open: full GC passes over them
+#                         stalled the event loop 60-170 ms, so requests left late and the next
+#                         one reached the server less than a delay after
 
 DOWNLOADER_MIDDLEWARES = {
     # holds a request right before its download; sees every outcome on the way back before any
@@ -127,24 +130,7 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.addresses.RedirectAddressMiddleware": 610,
 }
 
-# -- Record and replay (focuscrawl.warc, focuscrawl.replay) ---------------------------------
-FOCUS_WARC = ""  # record every download into this WARC (%(name)s, %(time)s filled in); "" off
-FOCUS_REPLAY = ""  # answer every request from this WARC instead of the network (the virtual
-#                    crawler of the papers: no network, no politeness delay); "" off
-
-# -- JavaScript rendering (focuscrawl.render: scrapy-playwright + the system Chromium) -------
-# Off unless one of the first two asks: then, and only then, the browser handler is installed.
-FOCUS_RENDER = ""  # "js": render every page in Chromium; spider argument `render` overrides it
-FOCUS_RENDER_DOMAINS = ""  # comma-separated hosts/domains to render (subdomains too); others
-#                            download as usual, so only the sites that need a browser pay for it
-FOCUS_RENDER_WAIT_UNTIL = "networkidle"  # page.goto waits for this: text fetched by scripts
-#                                          arrives after "load"; "load" is faster but misses it
-FOCUS_CHROMIUM_PATH = ""  # the browser; "" finds chromium on PATH (no browser is downloaded)
-FOCUS_RENDER_PROXY = ""  # the browser's proxy; "" uses $http_proxy, as Scrapy's downloads do
-
-# == Politeness and crawl hygiene (issue 4) ==================================================
-# focuscrawl.middlewares.{robots,filters,fetchrules}, rules in focuscrawl.core.traps.
-# robots.txt (focuscrawl.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it)
+# -- robots.txt (focuscrawl.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it) ---------
 FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 9309: 24 h)
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
 #                                    long, then fetch again (RFC 9309 and Google: unreachable
@@ -153,6 +139,8 @@ FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow 
 # the raw file, or "unreachable", through Redis with these same two TTLs
 # (focuscrawl.distributed.robots; the lease uses FOCUS_REDIS_WORKER_TTL and FOCUS_REDIS_POLL)
 # (the FOCUS_REDIS_* settings, FOCUS_REDIS_OUTAGE_TIMEOUT included, are in settings/distributed.py)
+
+# -- Crawl hygiene: traps and junk (focuscrawl.middlewares.filters, focuscrawl.core.traps) ---
 # trap and junk filters on outlinks (focuscrawl.middlewares.filters.LinkFilterMiddleware)
 FOCUS_FILTERS_ENABLED = True  # False switches every outlink filter below off at once
 FOCUS_FILTER_SCHEMES = True  # drop mailto:, javascript:, file:, data:, ... (only http(s) fetched)
@@ -171,15 +159,12 @@ FOCUS_IRRELEVANT_DIRS = False  # stop fetching a directory that proved irrelevan
 #                                focus/not_fetched/irrelevant_dir_pct
 FOCUS_IRRELEVANT_DIR_PAGES = 25  # ... once more than this many of its pages were fetched
 FOCUS_IRRELEVANT_DIR_SHARE = 0.9  # ... and at least this share scored < FOCUS_RELEVANT_SCORE
-# fetch rules of Pant et al. (focuscrawl.middlewares.fetchrules; DOWNLOAD_TIMEOUT = 10 above)
+
+# -- Fetch rules of Pant et al. (focuscrawl.middlewares.fetchrules; DOWNLOAD_TIMEOUT above) ---
 FOCUS_MAX_PAGE_BYTES = 100 * 1024  # keep the first 100 KB of a page; longer pages are truncated
 #                                    (flag "truncated") and still scored, not dropped (0: off)
 FOCUS_FETCH_HTML_ONLY = True  # stop a download at its headers if its Content-Type is not HTML
 FOCUS_FETCH_TYPES = ["text/html", "application/xhtml+xml"]  # what FOCUS_FETCH_HTML_ONLY keeps
-# politeness timing (focuscrawl.middlewares.politeness)
-FOCUS_GC_FREEZE = True  # gc.freeze() the objects alive at spider open: full GC passes over them
-#                         stalled the event loop 60-170 ms, so requests left late and the next
-#                         one reached the server less than a delay after
 
 DOWNLOADER_MIDDLEWARES |= {
     # trap rules for redirect targets, and queued URLs of a directory rejected meanwhile,
@@ -197,9 +182,8 @@ SPIDER_MIDDLEWARES = {
     # thread) before the link filter's per-server cap and the scheduler ask for their server
     "focuscrawl.middlewares.addresses.ServerAddressMiddleware": 960,
 }
-# == end of issue 4 section ===================================================================
 
-# == Crash-safe resume, safe defaults (issue 8) ===============================================
+# -- Persistence: JOBDIR and the output (focuscrawl.jobdir, focuscrawl.feeds) -----------------
 # With JOBDIR the crawl state lives in JOBDIR/focus_state.sqlite (focuscrawl.core.frontier.stores):
 # a snapshot plus a journal, so the same command resumes after Ctrl-C *or* kill -9.  Give the
 # output as `-o FILE.jsonl` (or -O: a resumed crawl appends anyway); a file name with %(time)s
@@ -224,6 +208,8 @@ SPIDER_MIDDLEWARES |= {
     # outermost: sees every outlink and item of a page, so "done" is journaled after them all
     "focuscrawl.middlewares.journal.PageCompletionMiddleware": 1,
 }
+
+# -- Safety: what is never fetched, and bounded downloads (focuscrawl.middlewares.safety) -----
 # Safe defaults: only http(s); no private addresses reached through links; bounded downloads
 FOCUS_BLOCK_PRIVATE = "auto"  # refuse loopback/private/link-local hosts and local names: True,
 #                               False, or auto = on unless a seed is itself private (intranet or
@@ -240,4 +226,18 @@ DOWNLOADER_MIDDLEWARES |= {
     # on the way back after decompression and truncation (fetch rules at 540)
     "focuscrawl.middlewares.safety.BinaryBodyMiddleware": 535,
 }
-# == end of issue 8 section ===================================================================
+
+# -- Record and replay (focuscrawl.warc, focuscrawl.replay) ---------------------------------
+FOCUS_WARC = ""  # record every download into this WARC (%(name)s, %(time)s filled in); "" off
+FOCUS_REPLAY = ""  # answer every request from this WARC instead of the network (the virtual
+#                    crawler of the papers: no network, no politeness delay); "" off
+
+# -- JavaScript rendering (focuscrawl.render: scrapy-playwright + the system Chromium) -------
+# Off unless one of the first two asks: then, and only then, the browser handler is installed.
+FOCUS_RENDER = ""  # "js": render every page in Chromium; spider argument `render` overrides it
+FOCUS_RENDER_DOMAINS = ""  # comma-separated hosts/domains to render (subdomains too); others
+#                            download as usual, so only the sites that need a browser pay for it
+FOCUS_RENDER_WAIT_UNTIL = "networkidle"  # page.goto waits for this: text fetched by scripts
+#                                          arrives after "load"; "load" is faster but misses it
+FOCUS_CHROMIUM_PATH = ""  # the browser; "" finds chromium on PATH (no browser is downloaded)
+FOCUS_RENDER_PROXY = ""  # the browser's proxy; "" uses $http_proxy, as Scrapy's downloads do

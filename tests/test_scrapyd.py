@@ -68,6 +68,13 @@ class Scrapyd:
         self.dir = home / "scrapyd"
         self.dir.mkdir(parents=True)
         self.home = home
+        for _ in range(20):  # the free port may be taken before scrapyd binds it: try another
+            if self._start():
+                return
+        raise RuntimeError("scrapyd did not start: " + self.output())
+
+    def _start(self) -> bool:
+        """Start scrapyd on a free port; False if it exited at once (its port was taken)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         (self.dir / "scrapyd.conf").write_text(
@@ -83,7 +90,7 @@ class Scrapyd:
         self.log = open(self.dir / "scrapyd.out", "wb")  # noqa: SIM115 - closed in stop()
         env = {k: v for k, v in os.environ.items()  # the test site is reached directly
                if k.lower() not in ("http_proxy", "https_proxy", "no_proxy")}
-        env["HOME"] = str(home)
+        env["HOME"] = str(self.home)
         self.proc = subprocess.Popen([str(BIN / "scrapyd")], cwd=self.dir, env=env,
                                      stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)
@@ -91,9 +98,14 @@ class Scrapyd:
         while True:
             try:
                 self.get("daemonstatus.json")
-                break
+                return True
             except (urllib.error.URLError, ConnectionError):
-                if self.proc.poll() is not None or time.monotonic() > deadline:
+                if self.proc.poll() is not None:
+                    self.log.close()
+                    if "Address already in use" in self.output():
+                        return False
+                    raise RuntimeError("scrapyd did not start: " + self.output()) from None
+                if time.monotonic() > deadline:
                     raise RuntimeError("scrapyd did not start: " + self.output()) from None
                 time.sleep(0.1)
 
@@ -107,7 +119,8 @@ class Scrapyd:
         if auth:
             token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
             req.add_header("Authorization", f"Basic {token}")
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        # listspiders.json runs `scrapy list` from the egg: seconds on a loaded machine
+        with urllib.request.urlopen(req, timeout=60) as resp:
             return json.loads(resp.read())
 
     def get(self, path: str, **kwargs: object) -> dict:

@@ -19,6 +19,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -334,6 +335,7 @@ class HostileWeb:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     @property
     def proxy_url(self) -> str:

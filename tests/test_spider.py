@@ -203,7 +203,9 @@ def test_argument_error_is_one_line_on_the_command_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=",
-         "-a", "seeds=http://a.test/", "-s", "LOG_LEVEL=ERROR"],
+         "-a", "seeds=http://a.test/", "-s", "LOG_LEVEL=ERROR",
+         # the default feed (no -o) in this test's directory, not the tree's output/
+         "-s", f"FOCUS_DEFAULT_FEED={tmp_path / 'output' / '%(name)s-%(time)s.jsonl'}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

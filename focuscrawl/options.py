@@ -37,6 +37,9 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
         "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
         "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
+        "sibling": s.getfloat("FOCUS_SIBLING", 2.0),
+        "sibling_window": s.getint("FOCUS_SIBLING_WINDOW", 0),
+        "hub": s.getfloat("FOCUS_HUB", 0.0),
         # the papers' sequential crawler keeps Pant's batch barrier exactly
         "work_conserving": not (
             s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)

@@ -131,6 +131,41 @@ def test_learns_which_anchor_text_leads_to_the_topic(seed):
     assert need_learned <= 0.4 * need_bf, (need_learned, need_bf)
 
 
+def table_of_contents(first: int = 25, n: int = 7) -> dict[str, tuple[str, str, list]]:
+    """A manual's contents page lists 40 chapters under neutral anchors ("chapter k"); chapters
+    ``first`` .. ``first + n - 1`` are about glaciers, and only the middle one's anchor says so."""
+    filler = "the of page this chapter section describes options settings and values".split()
+    rng = random.Random(5)
+    middle = first + n // 2
+    web: dict[str, tuple[str, str, list]] = {}
+    toc = []
+    for k in range(40):
+        url = f"http://manual.test/ch{k:02d}.html"
+        words = [rng.choice(filler) for _ in range(80)]
+        if first <= k < first + n:
+            words += ["glacier"] * 5 + ["moraine", "ice"]
+        web[url] = (f"Chapter {k}", " ".join(words), [("http://manual.test/", "contents")])
+        toc.append((url, f"chapter {k} glacier basics" if k == middle else f"chapter {k}"))
+    web["http://manual.test/"] = ("Contents", "the manual's contents", toc)
+    return web
+
+
+def test_link_nearness_follows_the_chapters_next_to_a_relevant_one():
+    """Once one chapter proves relevant, the links next to it on the contents page come next
+    (the slides' link nearness); without it every other chapter looks the same and they are
+    fetched in page order."""
+    web = table_of_contents()
+    targets = relevant(web)
+    near = virtual_crawl(learned(sibling_window=4, hub=1.0), web, ["http://manual.test/"],
+                         limit=41)
+    blind = virtual_crawl(learned(), web, ["http://manual.test/"], limit=41)  # the default
+    need_near = fetches_to_find(near, targets, len(targets))
+    need_blind = fetches_to_find(blind, targets, len(targets))
+    assert near[1] == "http://manual.test/ch28.html"  # the anchor that names the topic
+    # the contents page, the named chapter, its six neighbours and one chapter past the block:
+    # 9 fetches, against 33 in page order (every chapter before the block first)
+    assert need_near <= 10 < 30 <= need_blind, (need_near, need_blind)
+
 def test_same_input_same_order():
     web = hidden_web(4)
     assert virtual_crawl(learned(), web, ["http://portal.test/"]) == \

@@ -25,6 +25,13 @@ the link's own evidence and what the crawl has learnt so far:
   ones); every ``learn_every`` pages the profile is rebuilt, the recent examples are replayed
   once, and the whole frontier is re-scored in a few vectorised numpy operations, then
   re-queued;
+* **siblings** (the slides' distiller and link nearness; off unless ``sibling_window`` or
+  ``hub`` is set): a fetched page's label is evidence
+  about the other links of the page it was reached from: all of them (the parent's hub
+  evidence, log-odds of its fetched children's rate, weighed ``hub`` in the prior) and most of
+  all the ``sibling_window`` links on each side of it (a table of contents lists a chapter's
+  sections together: ``label x NEAR_DECAY ** (distance - 1)``, weighed ``sibling``); those
+  siblings are re-scored at once, not at the next re-rank;
 * **exploration**: ``explore`` adds optimism to the logit of a link into a host or directory
   the crawl knows little about: a UCB bonus of ``explore / sqrt(1 + pages fetched there)``,
   half for the host, half for the directory.
@@ -57,14 +64,17 @@ from .strategies import Frontier, Link, Ready
 
 # prior weights of the dense columns: parent, grandparent, keyword in anchor / URL / context,
 # same host, in the parent's chrome, log(1 + depth), a seed; then the dynamic ones: host evidence,
-# directory evidence, log(in-links)
-DENSE_PRIOR = (3.0, 1.0, 2.0, 1.5, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.3)
+# directory evidence, log(in-links), the parent's hub evidence (``hub``), link nearness
+# (``sibling``)
+DENSE_PRIOR = (3.0, 1.0, 2.0, 1.5, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.3, 1.0, 2.0)
 PRIOR_BIAS = -3.0
 # how strongly the topic profile's terms count in the anchor, URL and context words
 PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 _SEED = DENSE.index("seed")
-_DYNAMIC = 3  # host evidence, directory evidence, log(in-links): computed at scoring time
+_DYNAMIC = 5  # host, directory, parent evidence, log(in-links), sibling: at scoring time
 assert len(DENSE_PRIOR) == len(DENSE) + _DYNAMIC
+# link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
+NEAR_DECAY = 0.7
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
 
 
@@ -91,6 +101,9 @@ class Learned(Frontier):
         explore_split: float = 0.5,
         bits: int = 18,
         memory: int = 5000,
+        sibling: float = 2.0,
+        sibling_window: int = 0,
+        hub: float = 0.0,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -107,9 +120,15 @@ class Learned(Frontier):
         self.profile = TopicProfile(keywords)
         self.featurizer = LinkFeaturizer(self.profile.topic.phrases, bits)
         self.store = FeatureStore()
-        self.model = LinkModel(self.featurizer.dim, DENSE_PRIOR, bias=PRIOR_BIAS)
+        prior = list(DENSE_PRIOR)
+        prior[-2], prior[-1] = hub, sibling
+        self.window = max(0, sibling_window)
+        self.hub = hub  # 0: the column stays 0, so the order is exactly as without it
+        self.model = LinkModel(self.featurizer.dim, prior, bias=PRIOR_BIAS)
         self.hosts = AreaStats()
         self.dirs = AreaStats()
+        self.hubs = AreaStats()  # per parent page: how relevant its fetched children were
+        self.children: dict[str, list[str]] = {}  # page -> its links' URLs, in page order
         self.labels: dict[str, float] = {}  # fetched page -> its relevance label
         self.parents: dict[str, str] = {}  # fetched page -> the page it was reached from
         self._pending: list[tuple[Entry, int]] = []  # links found, not scored yet
@@ -117,7 +136,7 @@ class Learned(Frontier):
         # training examples: slot, label, dynamic features at hand-out time
         self._ex_slot: list[int] = []
         self._ex_label: list[float] = []
-        self._ex_dyn: list[tuple[float, float, float]] = []
+        self._ex_dyn: list[tuple[float, ...]] = []
         self._ex_of: dict[str, int] = {}  # fetched page -> its example number
         self._ex_base = 0  # example number of _ex_slot[0]
         self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
@@ -128,6 +147,8 @@ class Learned(Frontier):
         return (-entry.score, entry.seq)
 
     def add(self, link: Link) -> bool:
+        if link.parent is not None and self.window:
+            self._child(link.parent, link.url)
         known = self._known(link)
         if known is not None:
             return known
@@ -152,6 +173,16 @@ class Learned(Frontier):
         self._pending.append((entry, self._featurize(link)))
         return True
 
+    def _child(self, parent: str, url: str) -> None:
+        """Remember the link's place among its parent's links (for link nearness), for the
+        ``memory`` most recent parents only: memory stays bounded on a long crawl."""
+        children = self.children.get(parent)
+        if children is None:
+            children = self.children[parent] = []
+            if len(self.children) > self.memory:
+                del self.children[next(iter(self.children))]
+        children.append(url)
+
     def _is_pending(self, entry: Entry) -> bool:
         return not entry.queued and entry.url in self.entries
 
@@ -174,7 +205,8 @@ class Learned(Frontier):
             depth=link.depth,
         )
         return self.store.add(cols, vals, dense, self.hosts.id(link.host),
-                              self.dirs.id(directory_of(link.url)))
+                              self.dirs.id(directory_of(link.url)),
+                              self.hubs.id(parent or ""))
 
     def _host_of(self, url: str | None) -> str | None:
         return None if url is None else host(url)
@@ -204,6 +236,7 @@ class Learned(Frontier):
             elif entry.queued and value > entry.score:
                 self.store.free(entry.extra)
                 self.store.inlinks[new] = self.store.inlinks[entry.extra]
+                self.store.near[new] = self.store.near[entry.extra]
                 entry.extra = new
                 self._rescore(entry, value)
                 self.stats["improved"] += 1
@@ -216,6 +249,8 @@ class Learned(Frontier):
             self.hosts.evidence(areas[:, 0]),
             self.dirs.evidence(areas[:, 1]),
             np.log(np.maximum(self.store.inlinks[slots], 1.0)),
+            self.hubs.evidence(areas[:, 2]) if self.hub else np.zeros(len(slots)),
+            self.store.near[slots].astype(np.float64),
         ])
 
     def _logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
@@ -335,7 +370,7 @@ class Learned(Frontier):
         self._ex_of[url] = self._ex_base + len(self._ex_slot)
         self._ex_slot.append(slot)
         self._ex_label.append(label)
-        self._ex_dyn.append((float(dyn[0]), float(dyn[1]), float(dyn[2])))
+        self._ex_dyn.append(tuple(float(x) for x in dyn))
         batch = [len(self._ex_slot) - 1]
         if self.discount > 0 and label > 0:
             # the pages that led here were worth fetching too (discounted)
@@ -351,8 +386,38 @@ class Learned(Frontier):
                     batch.append(i)
                 node = self.parents.get(node)
         self._train(batch)
+        self._siblings(url, int(areas[2]), label)
         if len(self._ex_slot) > self.memory:
             self._forget(len(self._ex_slot) - self.memory)
+
+    def _siblings(self, url: str, parent_id: int, label: float) -> None:
+        """A page's label is evidence about its parent's other links (Chakrabarti's hubs) and
+        most of all about the links next to it on the parent (the slides' link nearness: a
+        table of contents lists a chapter's sections together); re-score them now."""
+        self.hubs.add(parent_id, label)
+        parent = self.parents.get(url)
+        children = self.children.get(parent) if parent is not None else None
+        if not children:
+            return
+        near = self.store.near
+        try:
+            pos = children.index(url)
+        except ValueError:
+            pos = -1
+        if pos >= 0 and label > 0:
+            for j in range(max(0, pos - self.window), min(len(children), pos + self.window + 1)):
+                entry = self.entries.get(children[j])
+                if entry is None or entry.extra is None or j == pos:
+                    continue
+                value = label * NEAR_DECAY ** (abs(j - pos) - 1)
+                if value > near[entry.extra]:
+                    near[entry.extra] = value
+        live = [e for e in map(self.entries.get, dict.fromkeys(children))
+                if e is not None and e.queued and e.extra is not None]
+        if live:
+            slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+            for entry, value in zip(live, self._values(slots).tolist(), strict=True):
+                self._rescore(entry, value)
 
     def _train(self, batch: list[int]) -> None:
         index = np.array(batch, dtype=np.int64)
@@ -417,6 +482,8 @@ class Learned(Frontier):
             "profile": self.profile.snapshot(),
             "hosts": self.hosts.snapshot(),
             "dirs": self.dirs.snapshot(),
+            "hubs": self.hubs.snapshot(),
+            "children": {k: list(v) for k, v in self.children.items()},
             "labels": dict(self.labels),
             "parents": dict(self.parents),
             "fetching": dict(self._fetching),
@@ -437,6 +504,8 @@ class Learned(Frontier):
         self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
         self.hosts.restore(learned["hosts"])
         self.dirs.restore(learned["dirs"])
+        self.hubs.restore(learned["hubs"])
+        self.children = {k: list(v) for k, v in learned["children"].items()}
         self.labels = dict(learned["labels"])
         self.parents = dict(learned["parents"])
         self._fetching = dict(learned["fetching"])

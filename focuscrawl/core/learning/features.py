@@ -170,8 +170,9 @@ class FeatureStore:
         self._start = np.zeros(256, dtype=np.int64)
         self._end = np.zeros(256, dtype=np.int64)
         self._dense = np.zeros((256, dense_width), dtype=np.float32)
-        self._area = np.zeros((256, 2), dtype=np.int32)  # host id, directory id
+        self._area = np.zeros((256, 3), dtype=np.int32)  # host id, directory id, parent id
         self.inlinks = np.zeros(256, dtype=np.float32)
+        self.near = np.zeros(256, dtype=np.float32)  # best relevance of a sibling nearby
         self._live = np.zeros(256, dtype=bool)
         self.rows = 0
         self.live = 0
@@ -189,16 +190,17 @@ class FeatureStore:
         dense = np.zeros((new, self.width), dtype=np.float32)
         dense[:size] = self._dense
         self._dense = dense
-        area = np.zeros((new, 2), dtype=np.int32)
+        area = np.zeros((new, 3), dtype=np.int32)
         area[:size] = self._area
         self._area = area
         self.inlinks = np.resize(self.inlinks, new)
+        self.near = np.resize(self.near, new)
         live = np.zeros(new, dtype=bool)
         live[:size] = self._live
         self._live = live
 
     def add(self, cols: list[int], vals: list[float], dense: list[float], host: int,
-            directory: int) -> int:
+            directory: int, parent: int = 0) -> int:
         """Store one row; returns its slot."""
         n = len(cols)
         if self._nnz + n > len(self._cols):
@@ -213,8 +215,9 @@ class FeatureStore:
         self._end[slot] = self._nnz + n
         self._nnz += n
         self._dense[slot] = dense
-        self._area[slot] = (host, directory)
+        self._area[slot] = (host, directory, parent)
         self.inlinks[slot] = 1.0
+        self.near[slot] = 0.0
         self._live[slot] = True
         self.rows += 1
         self.live += 1
@@ -266,14 +269,16 @@ class FeatureStore:
         end[:n] = ends
         dense = np.zeros((size, self.width), dtype=np.float32)
         dense[:n] = self._dense[old]
-        area = np.zeros((size, 2), dtype=np.int32)
+        area = np.zeros((size, 3), dtype=np.int32)
         area[:n] = self._area[old]
         inlinks = np.zeros(size, dtype=np.float32)
         inlinks[:n] = self.inlinks[old]
+        near = np.zeros(size, dtype=np.float32)
+        near[:n] = self.near[old]
         live = np.zeros(size, dtype=bool)
         live[:n] = True
         self._start, self._end, self._dense, self._area = start, end, dense, area
-        self.inlinks, self._live = inlinks, live
+        self.inlinks, self.near, self._live = inlinks, near, live
         self.rows = self.live = n
         return mapping
 
@@ -289,7 +294,8 @@ class FeatureStore:
             "cols": self._cols[: self._nnz].tobytes(), "vals": self._vals[: self._nnz].tobytes(),
             "start": self._start[:n].tobytes(), "end": self._end[:n].tobytes(),
             "dense": self._dense[:n].tobytes(), "area": self._area[:n].tobytes(),
-            "inlinks": self.inlinks[:n].tobytes(), "live": self._live[:n].tobytes(),
+            "inlinks": self.inlinks[:n].tobytes(), "near": self.near[:n].tobytes(),
+            "live": self._live[:n].tobytes(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -304,8 +310,9 @@ class FeatureStore:
         self._start[:n] = np.frombuffer(state["start"], dtype=np.int64)
         self._end[:n] = np.frombuffer(state["end"], dtype=np.int64)
         self._dense[:n] = np.frombuffer(state["dense"], dtype=np.float32).reshape(n, self.width)
-        self._area[:n] = np.frombuffer(state["area"], dtype=np.int32).reshape(n, 2)
+        self._area[:n] = np.frombuffer(state["area"], dtype=np.int32).reshape(n, 3)
         self.inlinks[:n] = np.frombuffer(state["inlinks"], dtype=np.float32)
+        self.near[:n] = np.frombuffer(state["near"], dtype=np.float32)
         live = np.frombuffer(state["live"], dtype=bool)
         self._live[:n] = live
         self.rows = n

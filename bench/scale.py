@@ -1,0 +1,434 @@
+"""Scale: crawl a synthetic web of millions of pages and watch pages/s and memory over time.
+
+    .venv/bin/python bench/scale.py [--pages 200000] [--web 5000000] [--hosts 20000]
+
+The web is a deterministic function of ``(seed, page id)``: no page is stored anywhere.  A
+Scrapy download handler registered for ``http`` (``SyntheticWebHandler``) answers each request
+for ``http://<word><host>.scale.test/<dir>/<page id>.html`` by generating that page's HTML on
+the spot, so a crawl of hundreds of thousands of pages needs neither a network nor a disk:
+
+* ``--web`` pages (default 5,000,000) on ``--hosts`` hosts (default 20,000) whose sizes follow
+  a power law (a few hosts of 100,000+ pages, thousands of a few dozen);
+* ``--clusters`` topical clusters (default 500), a host in one: each has its own vocabulary;
+  2% of the clusters are *core* (their pages use the topic's keywords), 3% *related* (the
+  topic's wider vocabulary, the keywords rarely), the rest are about something else;
+* power-law out-degrees (Pareto, alpha 1.6, at least 10 links, mean about 24, at most 300) plus
+  4 navigation links per page; 75% of the links stay on the host, 17% go to another host of
+  the same cluster, 8% anywhere; targets favour a host's first pages (power-law in-degrees);
+  anchor texts use the target cluster's words.
+
+The crawl is the real thing: ``scrapy crawl topic`` in a subprocess with the project's settings
+and the default ``learned`` order, robots.txt obeyed (every host answers one), no feed file,
+``FOCUS_DELAY`` = ``--delay`` (0 by default: 20,000 hosts make per-server delays rarely the
+limit, and this bench measures the crawler, not the waiting), seeds on core hosts.  The
+``ScaleSampler`` extension inside the crawl writes a sample every ``--every`` seconds: pages,
+RSS (``/proc/self/status``), URLs queued and handed out, the seen-set's own bytes.  The bench
+prints them as they come, then:
+
+* pages/s over the first and the last 10% of the crawl, and their ratio (the goal: >= 0.8);
+* bytes per queued URL and per seen URL (queued + handed out): the crawl process's RSS growth
+  since the first sample divided by that count -- everything the crawl grew by, Scrapy's and
+  the spider's memory included, is charged to the URLs (an upper bound);
+* bytes per URL handed out in the seen-set alone (``Frontier.done``, measured on the structure);
+* the RSS 10,000,000 queued URLs would take at the measured rate (the goal: <= 1.5 GB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TLD = ".scale.test"
+KEYWORDS = ("glacier", "meltwater", "moraine")
+_SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+_URL = re.compile(r"^/([a-z]+)/(\d+)\.html$")
+_HOST = re.compile(r"^[a-z]+(\d+)" + re.escape(TLD) + "$")
+_ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+
+
+def _words(rng: random.Random, n: int, syllables: tuple[int, int] = (2, 4)) -> list[str]:
+    """``n`` distinct made-up words (no real word, so none is a keyword by accident)."""
+    out: set[str] = set()
+    while len(out) < n:
+        out.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(*syllables))))
+    return sorted(out)
+
+
+class SyntheticWeb:
+    """Pages, hosts and links as pure functions of (seed, page id); see the module docstring."""
+
+    def __init__(self, *, seed: int = 0, pages: int = 5_000_000, hosts: int = 20_000,
+                 clusters: int = 500) -> None:
+        if pages < hosts:
+            raise ValueError("the web needs at least one page per host")
+        self.seed, self.pages, self.hosts, self.clusters = seed, pages, hosts, clusters
+        rng = random.Random(seed)
+        # host sizes: a power law, at least 1 page each, summing to `pages`
+        weights = [(i + 1) ** -0.8 for i in range(hosts)]
+        total = sum(weights)
+        sizes = [max(1, int(w / total * pages)) for w in weights]
+        sizes[0] += pages - sum(sizes)
+        self.starts = [0] * hosts
+        acc = 0
+        for i, size in enumerate(sizes):
+            self.starts[i] = acc
+            acc += size
+        self.sizes = sizes
+        # a host's cluster: shuffled, so the biggest hosts are not all in the first clusters
+        order = list(range(hosts))
+        rng.shuffle(order)
+        self.cluster_of = [0] * hosts
+        self.members: list[list[int]] = [[] for _ in range(clusters)]
+        for rank, h in enumerate(order):
+            c = rank % clusters
+            self.cluster_of[h] = c
+            self.members[c].append(h)
+        self.core = max(1, clusters * 2 // 100)  # clusters [0, core): the keywords' own
+        self.related = self.core + max(1, clusters * 3 // 100)  # [core, related): wider vocab
+        self.common = _words(rng, 300)
+        self.topical = _words(rng, 40)  # the topic's wider vocabulary (related + core)
+        self.vocab = [_words(rng, 40) for _ in range(clusters)]
+        self.hostnames = [f"{self.vocab[self.cluster_of[h]][h % 40]}{h}{TLD}"
+                          for h in range(hosts)]
+
+    # -- addresses --------------------------------------------------------------------------
+    def host_of(self, pid: int) -> int:
+        return bisect.bisect_right(self.starts, pid) - 1
+
+    def url(self, pid: int) -> str:
+        h = self.host_of(pid)
+        local = pid - self.starts[h]
+        directory = self.vocab[self.cluster_of[h]][(local // 40) % 40]
+        return f"http://{self.hostnames[h]}/{directory}/{pid}.html"
+
+    def parse(self, host: str, path: str) -> int | None:
+        """The page id a URL names, or None if no such page exists."""
+        m, mh = _URL.match(path), _HOST.match(host)
+        if m is None or mh is None:
+            return None
+        pid = int(m.group(2))
+        if pid >= self.pages or self.hostnames[self.host_of(pid)] != host:
+            return None
+        return pid if self.url(pid) == f"http://{host}{path}" else None
+
+    def home(self, h: int) -> int:
+        return self.starts[h]
+
+    def seeds(self, n: int = 5) -> list[str]:
+        """Home pages of the biggest hosts of the core clusters."""
+        hosts = sorted((h for c in range(self.core) for h in self.members[c]),
+                       key=lambda h: -self.sizes[h])
+        return [self.url(self.home(h)) for h in hosts[:n]]
+
+    # -- pages ------------------------------------------------------------------------------
+    def _target(self, rng: random.Random, h: int) -> int:
+        r = rng.random()
+        if r < 0.75:
+            t, skew = h, 1.2  # on the host: its first pages a little more often
+        elif r < 0.92:
+            members = self.members[self.cluster_of[h]]
+            t, skew = members[int(rng.random() * len(members))], 3.0  # its popular pages
+        else:  # anywhere: a host in proportion to its size, its popular pages
+            t, skew = self.host_of(int(rng.random() * self.pages)), 3.0
+        return self.starts[t] + int(self.sizes[t] * rng.random() ** skew)
+
+    def _text(self, rng: random.Random, c: int, n: int) -> str:
+        own, common, topical = self.vocab[c], self.common, self.topical
+        kw = 0.04 if c < self.core else 0.005 if c < self.related else 0.0
+        top = kw + (0.25 if c < self.related else 0.0)
+        rand = rng.random
+        words = []
+        for _ in range(n):
+            r = rand()
+            if r < kw:
+                words.append(KEYWORDS[int(r / kw * 3)])
+            elif r < top:
+                words.append(topical[int(rand() * 40)])
+            elif r < 0.6:
+                words.append(own[int(rand() * 40)])
+            else:
+                words.append(common[int(rand() * 300)])
+        return " ".join(words)
+
+    def html(self, pid: int) -> bytes:
+        """The page's HTML: a title, navigation, paragraphs with links, a footer."""
+        rng = random.Random(self.seed * 1_000_003 + pid)
+        h = self.host_of(pid)
+        c = self.cluster_of[h]
+        own = self.vocab[c]
+        title = " ".join(own[rng.randrange(40)] for _ in range(3))
+        if c < self.core and rng.random() < 0.7:
+            title += " " + KEYWORDS[rng.randrange(3)]
+        home = self.home(h)
+        nav = "".join(
+            f'<li><a href="{self.url(home + i)}">{own[(i * 7) % 40]}</a></li>'
+            for i in range(min(4, self.sizes[h]))
+        )
+        degree = min(300, int(10 * rng.random() ** (-1 / 1.6)))
+        parts = []
+        for _ in range(degree):
+            t = self._target(rng, h)
+            tv = self.vocab[self.cluster_of[self.host_of(t)]]
+            anchor = " ".join(tv[int(rng.random() * 40)] for _ in range(1 + int(rng.random() * 3)))
+            parts.append(f'<p>{self._text(rng, c, 6 + int(rng.random() * 10))} '
+                         f'<a href="{self.url(t)}">{anchor}</a></p>')
+        body = "\n".join(parts)
+        return (f"<!DOCTYPE html><html><head><title>{title}</title></head><body>"
+                f"<nav><ul>{nav}</ul></nav><main><h1>{title}</h1>"
+                f"<p>{self._text(rng, c, 60)}</p>\n{body}</main>"
+                f"<footer>{self._text(rng, c, 8)}</footer></body></html>").encode()
+
+
+def _web_from(settings: Any) -> SyntheticWeb:
+    return SyntheticWeb(seed=settings.getint("BENCH_SCALE_SEED", 0),
+                        pages=settings.getint("BENCH_SCALE_WEB", 5_000_000),
+                        hosts=settings.getint("BENCH_SCALE_HOSTS", 20_000),
+                        clusters=settings.getint("BENCH_SCALE_CLUSTERS", 500))
+
+
+class SyntheticWebHandler:
+    """Download handler: every http request is answered by :class:`SyntheticWeb`.
+
+    Hosts under ``.scale.test`` answer their pages, ``/robots.txt`` and 404 for anything else;
+    no request leaves the process.
+    """
+
+    lazy = False
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.web = _web_from(crawler.settings)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SyntheticWebHandler:
+        return cls(crawler)
+
+    async def download_request(self, request: Any) -> Any:
+        from scrapy.http import HtmlResponse, Response
+        from scrapy.utils.httpobj import urlparse_cached
+
+        parsed = urlparse_cached(request)
+        host, path = parsed.hostname or "", parsed.path
+        if path == "/robots.txt" and host.endswith(TLD):
+            return Response(request.url, status=200, body=_ROBOTS, request=request,
+                            headers={"Content-Type": "text/plain"})
+        pid = self.web.parse(host, path) if not parsed.query else None
+        if pid is None:
+            return HtmlResponse(request.url, status=404, body=b"<html>not found</html>",
+                                request=request, headers={"Content-Type": "text/html"})
+        return HtmlResponse(request.url, status=200, body=self.web.html(pid), request=request,
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+
+    async def close(self) -> None:
+        pass
+
+
+def rss_bytes() -> int:
+    """This process's resident set size (VmRSS), in bytes."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def seen_set_bytes(done: Any) -> int:
+    """The seen-set's own memory: a compact set reports ``nbytes``; a Python set of strings
+    is the set's table plus its strings."""
+    nbytes = getattr(done, "nbytes", None)
+    if nbytes is not None:
+        return int(nbytes)
+    return sys.getsizeof(done) + sum(sys.getsizeof(u) for u in done)
+
+
+class ScaleSampler:
+    """Extension: a JSON line every BENCH_SCALE_EVERY seconds with pages, RSS and frontier."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.path = crawler.settings.get("BENCH_SCALE_SAMPLES")
+        self.every = crawler.settings.getfloat("BENCH_SCALE_EVERY", 5.0)
+        self.t0 = 0.0
+        self.loop: Any = None
+        self.file: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ScaleSampler:
+        from scrapy import signals
+
+        ext = cls(crawler)
+        crawler.signals.connect(ext.opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.closed, signal=signals.spider_closed)
+        return ext
+
+    def opened(self, spider: Any) -> None:
+        from twisted.internet import task
+
+        self.t0 = time.monotonic()
+        self.file = open(self.path, "a", encoding="utf-8")  # closed in closed()
+        self.loop = task.LoopingCall(self.sample)
+        self.loop.start(self.every, now=True)
+
+    def sample(self, final: bool = False) -> None:
+        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        frontier = getattr(scheduler, "frontier", None)
+        row: dict[str, Any] = {"t": time.monotonic() - self.t0,
+                               "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes()}
+        if frontier is not None:
+            row |= {"queued": len(frontier), "handed_out": len(frontier.done),
+                    "seen_set_bytes": seen_set_bytes(frontier.done),
+                    "seen_set_type": type(frontier.done).__name__}
+        if final:
+            row["final"] = True
+        self.file.write(json.dumps(row) + "\n")
+        self.file.flush()
+
+    def closed(self, spider: Any, reason: str) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+        self.sample(final=True)
+        self.file.close()
+
+
+def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -> list[str]:
+    sys.path.insert(0, str(ROOT))
+    from settings import EXTENSIONS
+
+    settings = {
+        "DOWNLOAD_HANDLERS": json.dumps({"http": "scale.SyntheticWebHandler",
+                                         "https": "scale.SyntheticWebHandler"}),
+        "EXTENSIONS": json.dumps({**EXTENSIONS, "scale.ScaleSampler": 1000}),
+        "BENCH_SCALE_SAMPLES": str(samples), "BENCH_SCALE_EVERY": str(args.every),
+        "BENCH_SCALE_SEED": str(args.seed), "BENCH_SCALE_WEB": str(args.web),
+        "BENCH_SCALE_HOSTS": str(args.hosts), "BENCH_SCALE_CLUSTERS": str(args.clusters),
+        "FOCUS_DELAY": str(args.delay), "FOCUS_DEFAULT_FEED": "",
+        "FOCUS_BLOCK_PRIVATE": "False",  # made-up hosts: nothing to resolve
+        "LOG_LEVEL": "WARNING", "LOGSTATS_INTERVAL": "0",
+    }
+    profile = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
+    cmd = [sys.executable, *profile, "-m", "scrapy", "crawl", "topic",
+           "-a", f"keywords={' '.join(KEYWORDS)}", "-a", f"seeds={','.join(web.seeds())}",
+           "-a", f"max_pages={args.pages}"]
+    if args.strategy:
+        cmd += ["-a", f"strategy={args.strategy}"]
+    for k, v in settings.items():
+        cmd += ["-s", f"{k}={v}"]
+    return cmd
+
+
+def _time_at(samples: list[dict[str, Any]], pages: float) -> float:
+    """When the crawl reached ``pages`` pages (linear between samples)."""
+    prev = samples[0]
+    for s in samples[1:]:
+        if s["pages"] >= pages:
+            span = s["pages"] - prev["pages"]
+            frac = (pages - prev["pages"]) / span if span else 1.0
+            return prev["t"] + frac * (s["t"] - prev["t"])
+        prev = s
+    return samples[-1]["t"]
+
+
+def _print_sample(s: dict[str, Any], prev: dict[str, Any] | None) -> None:
+    rate = ((s["pages"] - prev["pages"]) / (s["t"] - prev["t"])
+            if prev is not None and s["t"] > prev["t"] else 0.0)
+    print(f"{s['t']:8.1f} {s['pages']:9,d} {rate:8.1f} {s['rss'] / 2**20:8.1f} "
+          f"{s.get('queued', 0):11,d} {s.get('handed_out', 0):10,d}", flush=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--pages", type=int, default=200_000, help="pages to crawl (MAX_PAGES)")
+    p.add_argument("--web", type=int, default=5_000_000, help="pages in the synthetic web")
+    p.add_argument("--hosts", type=int, default=20_000)
+    p.add_argument("--clusters", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0, help="the web's seed")
+    p.add_argument("--strategy", default="", help="crawl order (default: the project's)")
+    p.add_argument("--delay", type=float, default=0.0, help="FOCUS_DELAY, seconds")
+    p.add_argument("--every", type=float, default=5.0, help="seconds between samples")
+    p.add_argument("--keep", help="copy the samples (JSON lines) to this file")
+    p.add_argument("--profile", help="run the crawl under cProfile, its stats to this file")
+    args = p.parse_args()
+
+    web = SyntheticWeb(seed=args.seed, pages=args.web, hosts=args.hosts, clusters=args.clusters)
+    print(f"synthetic web: {args.web:,} pages, {args.hosts:,} hosts (largest {web.sizes[0]:,} "
+          f"pages), {args.clusters} clusters ({web.core} core, {web.related - web.core} "
+          f"related); crawl {args.pages:,} pages, strategy "
+          f"{args.strategy or 'default'}, FOCUS_DELAY={args.delay}")
+    with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
+        work = Path(tmp)
+        samples_file = work / "samples.jsonl"
+        env = {k: v for k, v in os.environ.items() if k not in ("http_proxy", "https_proxy")}
+        env["SCRAPY_SETTINGS_MODULE"] = "settings"
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)])
+        log = open(work / "crawl.log", "w", encoding="utf-8")
+        proc = subprocess.Popen(_crawl_command(args, web, samples_file), env=env, cwd=work,
+                                stdout=log, stderr=subprocess.STDOUT)
+        print(f"{'seconds':>8} {'pages':>9} {'pages/s':>8} {'RSS MB':>8} {'queued':>11} "
+              f"{'handed out':>10}")
+        samples: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            done = proc.poll() is not None
+            if samples_file.exists():
+                with open(samples_file, encoding="utf-8") as f:
+                    f.seek(offset)
+                    for line in f:
+                        if line.endswith("\n"):
+                            s = json.loads(line)
+                            _print_sample(s, samples[-1] if samples else None)
+                            samples.append(s)
+                            offset += len(line.encode())
+            if done:
+                break
+            time.sleep(1.0)
+        log.close()
+        if args.keep:
+            Path(args.keep).write_text(samples_file.read_text())
+        if proc.returncode != 0 or len(samples) < 2:
+            print((work / "crawl.log").read_text()[-4000:], file=sys.stderr)
+            print(f"crawl failed (exit {proc.returncode})", file=sys.stderr)
+            return 1
+
+    first, last = samples[0], samples[-1]
+    total = last["pages"]
+    tenth = total / 10
+    t10, t90 = _time_at(samples, tenth), _time_at(samples, total - tenth)
+    r_first = tenth / max(t10 - first["t"], 1e-9)
+    r_last = tenth / max(last["t"] - t90, 1e-9)
+    queued, out = last.get("queued", 0), last.get("handed_out", 0)
+    grown = last["rss"] - first["rss"]
+    peak = max(s["rss"] for s in samples)
+    per_queued = grown / max(queued, 1)
+    per_seen = grown / max(queued + out, 1)
+    print(f"\n{total:,} pages in {last['t']:.0f} s = {total / last['t']:.1f} pages/s; "
+          f"URLs queued {queued:,}, handed out {out:,} (seen {queued + out:,})")
+    print(f"pages/s first 10% {r_first:.1f}, last 10% {r_last:.1f}: "
+          f"ratio last/first {r_last / r_first:.2f} (goal >= 0.80)")
+    print(f"RSS {first['rss'] / 2**20:.0f} MB at the first sample, {last['rss'] / 2**20:.0f} MB "
+          f"at the end (peak {peak / 2**20:.0f} MB)")
+    print(f"bytes per queued URL (RSS growth / queued): {per_queued:,.0f}; per seen URL "
+          f"(RSS growth / (queued + handed out)): {per_seen:,.0f}")
+    if out:
+        print(f"seen-set ({last.get('seen_set_type')}) alone: "
+              f"{last.get('seen_set_bytes', 0) / out:,.1f} bytes per URL handed out")
+    at_10m = first["rss"] + 10_000_000 * per_queued
+    print(f"10,000,000 queued URLs at that rate: {at_10m / 2**30:.2f} GB RSS "
+          f"({at_10m / 1.5 / 2**30:.2f}x the 1.5 GB goal)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

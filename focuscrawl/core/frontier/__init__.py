@@ -5,10 +5,11 @@ from .learned import Learned
 from .linkgraph import LinkGraph
 from .queues import Entry, ServerQueues
 from .registry import DEFAULT_STRATEGY, STRATEGIES, make_frontier
+from .seen import FingerprintSet, fingerprint
 from .strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier, Link
 
 __all__ = [
     "DEFAULT_STRATEGY", "STRATEGIES", "BestFirst", "BestNFirst", "BreadthFirst", "Cho",
-    "Distiller", "Entry", "Frontier", "HostPolicy", "Learned", "Link", "LinkGraph",
-    "ServerQueues", "make_frontier",
+    "Distiller", "Entry", "FingerprintSet", "Frontier", "HostPolicy", "Learned", "Link",
+    "LinkGraph", "ServerQueues", "fingerprint", "make_frontier",
 ]

@@ -5,7 +5,11 @@
 For each strategy it pushes N links with realistic priorities (parent scores drawn from a beta
 distribution, 5% keyword anchors, 20 links per parent page, 200 servers) and pops them all, then
 prints operations per second and peak bytes per queued URL (tracemalloc, a separate run) next to
-a plain ``heapq`` holding the same (key, url) tuples, measured in the same run.
+a plain ``heapq`` holding the same (key, url) tuples, measured in the same run; and the bytes
+per URL of the frontier's seen-set once every URL was handed out, next to a Python set of the
+same URL strings.  Times are the process's CPU time, not the wall clock: on a shared machine
+other processes' load would otherwise decide the figures.  ``--n 10000000`` needs about 8 GB
+for best-first (tracemalloc's own bookkeeping included) and a few minutes per strategy.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import random
 import sys
 import time
 import tracemalloc
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -26,21 +32,54 @@ from focuscrawl.core.frontier import Link, make_frontier  # noqa: E402
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first", "distiller"]
 
 
-def workload(n: int, seed: int = 1) -> list[Link]:
-    rng = random.Random(seed)
-    links = []
-    for i in range(n):
-        parent_page = i // 20
-        host = f"host{rng.randrange(200)}.example"
-        links.append(Link(
-            f"https://{host}/docs/{i % 997}/page{i}.html",
-            host=host,
-            parent=f"https://host{parent_page % 200}.example/p/{parent_page}.html",
-            parent_score=round(rng.betavariate(1.2, 6.0), 4),
-            parent_hot=rng.random() < 0.02,
-            keyword=rng.random() < 0.05,
-        ))
-    return links
+class Workload:
+    """N links as columns, turned into :class:`Link` objects a chunk at a time.
+
+    The URL, parent and host strings and the scores exist before any run (a crawl has them
+    too: they come from the pages), so neither side's memory counts them; only a chunk of
+    Link objects exists at once, which keeps ``--n 10000000`` within a few GB.
+    """
+
+    CHUNK = 10_000
+
+    def __init__(self, n: int, seed: int = 1) -> None:
+        rng = random.Random(seed)
+        hosts = [f"host{h}.example" for h in range(200)]
+        parents = [f"https://host{p % 200}.example/p/{p}.html" for p in range((n + 19) // 20)]
+        self.n = n
+        self.urls: list[str] = []
+        self.hosts: list[str] = []
+        self.parents = parents
+        self.scores: list[float] = []
+        self.flags = bytearray(n)  # bit 0: parent hot, bit 1: keyword
+        for i in range(n):  # the draws of the links this bench always used, in that order
+            host = hosts[rng.randrange(200)]
+            self.urls.append(f"https://{host}/docs/{i % 997}/page{i}.html")
+            self.hosts.append(host)
+            self.scores.append(round(rng.betavariate(1.2, 6.0), 4))
+            self.flags[i] = (rng.random() < 0.02) | (rng.random() < 0.05) << 1
+
+    def chunks(self) -> Iterator[list[Link]]:
+        urls, hosts, parents, scores, flags = (self.urls, self.hosts, self.parents, self.scores,
+                                                self.flags)
+        for start in range(0, self.n, self.CHUNK):
+            yield [Link(urls[i], host=hosts[i], parent=parents[i // 20],
+                        parent_score=scores[i], parent_hot=bool(flags[i] & 1),
+                        keyword=bool(flags[i] & 2))
+                   for i in range(start, min(self.n, start + self.CHUNK))]
+
+
+def set_bytes(urls: Iterable[str]) -> int:
+    """A Python set of these URL strings: its table and the strings (which it alone keeps
+    alive once the URLs have left the queue)."""
+    urls = list(urls)
+    return sys.getsizeof(set(urls)) + sum(sys.getsizeof(u) for u in urls)
+
+
+def seen_bytes(done: Any) -> int:
+    """The frontier's seen-set: a compact set reports ``nbytes``; a set of strings as above."""
+    nbytes = getattr(done, "nbytes", None)
+    return int(nbytes) if nbytes is not None else set_bytes(done)
 
 
 def baseline_key(name: str):
@@ -52,24 +91,36 @@ def baseline_key(name: str):
     return lambda i, link: (-link.parent_score, i, link.url)
 
 
-def run_frontier(name: str, links: list[Link]) -> float:
+def run_frontier(name: str, work: Workload) -> tuple[float, float]:
+    """Seconds to push then pop every link, and the seen-set's bytes per URL handed out."""
     frontier = make_frontier(name, n=256, seed=0, every=10**9)
-    t0 = time.perf_counter()
-    for link in links:
-        frontier.add(link)
+    t = 0.0
+    for chunk in work.chunks():
+        t0 = time.process_time()
+        for link in chunk:
+            frontier.add(link)
+        t += time.process_time() - t0
+    t0 = time.process_time()
     while frontier.pop() is not None:
         pass
-    return time.perf_counter() - t0
+    t += time.process_time() - t0
+    return t, seen_bytes(frontier.done) / max(len(frontier.done), 1)
 
 
-def run_heapq(key, links: list[Link]) -> float:
+def run_heapq(key, work: Workload) -> float:
     heap: list[tuple] = []
-    t0 = time.perf_counter()
-    for i, link in enumerate(links):
-        heapq.heappush(heap, key(i, link))
+    t = 0.0
+    i = 0
+    for chunk in work.chunks():
+        t0 = time.process_time()
+        for link in chunk:
+            heapq.heappush(heap, key(i, link))
+            i += 1
+        t += time.process_time() - t0
+    t0 = time.process_time()
     while heap:
         heapq.heappop(heap)
-    return time.perf_counter() - t0
+    return t + time.process_time() - t0
 
 
 def peak_bytes(fn) -> int:
@@ -83,17 +134,21 @@ def peak_bytes(fn) -> int:
     return peak
 
 
-def fill_frontier(name: str, links: list[Link]):
+def fill_frontier(name: str, work: Workload):
     frontier = make_frontier(name, n=256, seed=0, every=10**9)
-    for link in links:
-        frontier.add(link)
+    for chunk in work.chunks():
+        for link in chunk:
+            frontier.add(link)
     return frontier
 
 
-def fill_heapq(key, links: list[Link]):
+def fill_heapq(key, work: Workload):
     heap: list[tuple] = []
-    for i, link in enumerate(links):
-        heapq.heappush(heap, key(i, link))
+    i = 0
+    for chunk in work.chunks():
+        for link in chunk:
+            heapq.heappush(heap, key(i, link))
+            i += 1
     return heap
 
 
@@ -102,24 +157,30 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     args = parser.parse_args()
-    links = workload(args.n)
+    work = Workload(args.n)
+    set_per_url = set_bytes(work.urls) / args.n
     print(f"push then pop {args.n:,} URLs (2N operations); memory = peak while all are queued")
     header = (f"{'strategy':<14} {'ops/s':>11} {'heapq ops/s':>12} {'speed ratio':>11} "
-              f"{'bytes/URL':>10} {'heapq B/URL':>11} {'mem ratio':>9}")
+              f"{'bytes/URL':>10} {'heapq B/URL':>11} {'mem ratio':>9} "
+              f"{'seen B/URL':>10} {'set B/URL':>9} {'seen ratio':>10}")
     print(header)
     print("-" * len(header))
     for name in args.strategies.split(","):
         key = baseline_key(name)
-        t_base = run_heapq(key, links)
-        t = run_frontier(name, links)
-        m_base = peak_bytes(lambda key=key: fill_heapq(key, links))
-        m = peak_bytes(lambda name=name: fill_frontier(name, links))
+        t_base = run_heapq(key, work)
+        t, seen = run_frontier(name, work)
+        m_base = peak_bytes(lambda key=key: fill_heapq(key, work))
+        m = peak_bytes(lambda name=name: fill_frontier(name, work))
         ops = 2 * args.n
         print(f"{name:<14} {ops / t:>11,.0f} {ops / t_base:>12,.0f} {t_base / t:>11.2f} "
-              f"{m / args.n:>10,.0f} {m_base / args.n:>11,.0f} {m / max(m_base, 1):>9.2f}",
+              f"{m / args.n:>10,.0f} {m_base / args.n:>11,.0f} {m / max(m_base, 1):>9.2f} "
+              f"{seen:>10,.1f} {set_per_url:>9,.1f} {seen / set_per_url:>10.3f}",
               flush=True)
     print("speed ratio = frontier ops/s / heapq ops/s; mem ratio = frontier bytes / heapq bytes."
-          "\nThe URL strings themselves (shared by both) are not counted in either.")
+          "\nThe URL strings themselves (shared by both) are not counted in either.\n"
+          "seen B/URL = the frontier's seen-set (URLs handed out) per URL once all are popped; "
+          "set B/URL = a Python set of the same URL strings, the strings included (once "
+          "popped, nothing else keeps them); seen ratio = seen / set.")
 
 
 if __name__ == "__main__":

@@ -319,6 +319,7 @@ def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -
         "FOCUS_DELAY": str(args.delay), "FOCUS_DEFAULT_FEED": "",
         "FOCUS_BLOCK_PRIVATE": "False",  # made-up hosts: nothing to resolve
         "LOG_LEVEL": "WARNING", "LOGSTATS_INTERVAL": "0",
+        "CLOSESPIDER_TIMEOUT": str(int(args.minutes * 60)),  # 0: no time limit
     }
     profile = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
     cmd = [sys.executable, *profile, "-m", "scrapy", "crawl", "topic",
@@ -373,6 +374,8 @@ def main() -> int:
     p.add_argument("--strategy", default="", help="crawl order (default: the project's)")
     p.add_argument("--delay", type=float, default=0.0, help="FOCUS_DELAY, seconds")
     p.add_argument("--every", type=float, default=5.0, help="seconds between samples")
+    p.add_argument("--minutes", type=float, default=0.0,
+                   help="stop the crawl after this long even short of --pages (0: never)")
     p.add_argument("--keep", help="copy the samples (JSON lines) to this file")
     p.add_argument("--profile", help="run the crawl under cProfile, its stats to this file")
     args = p.parse_args()
@@ -381,7 +384,8 @@ def main() -> int:
     print(f"synthetic web: {args.web:,} pages, {args.hosts:,} hosts (largest {web.sizes[0]:,} "
           f"pages), {args.clusters} clusters ({web.core} core, {web.related - web.core} "
           f"related); crawl {args.pages:,} pages, strategy "
-          f"{args.strategy or 'default'}, FOCUS_DELAY={args.delay}")
+          f"{args.strategy or 'default'}, FOCUS_DELAY={args.delay}"
+          + (f", at most {args.minutes:g} minutes" if args.minutes else ""))
     with tempfile.TemporaryDirectory(prefix="scale-") as tmp:
         work = Path(tmp)
         samples_file = work / "samples.jsonl"

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from .linkgraph import LinkGraph
 from .queues import Entry, Key, ServerQueues
+from .seen import FingerprintSet
 
 Ready = Callable[[str], bool] | None
 
@@ -68,7 +69,9 @@ class Frontier:
         self.seed = seed
         self.queues = ServerQueues(round_robin)
         self.entries: dict[str, Entry] = {}  # queued (or selected into a batch)
-        self.done: set[str] = set()  # handed out for fetching
+        # handed out for fetching: 8-byte fingerprints, not URL strings (a crawl hands out
+        # millions; a set of strings spends ~150 bytes on each)
+        self.done = FingerprintSet()
         self.scores: dict[str, float] = {}  # crawled page -> its score
         self.graph = LinkGraph(distance_limit) if self.uses_graph else None
         self.stats: Counter[str] = Counter()
@@ -256,7 +259,7 @@ class Frontier:
                  e.payload, e.extra, e.queued)
                 for e in sorted(self.entries.values(), key=lambda e: e.seq)
             ],
-            "done": sorted(self.done),
+            "done": self.done.to_bytes(),
             "scores": self.scores,
             "graph": self.graph.snapshot() if self.graph is not None else None,
             "stats": dict(self.stats),
@@ -269,7 +272,9 @@ class Frontier:
                 f"saved frontier is {state['strategy']!r}, this crawl uses {self.name!r}"
             )
         self._seq = state["seq"]
-        self.done = set(state["done"])
+        done = state["done"]  # fingerprints; a list of URLs in snapshots before them
+        self.done = (FingerprintSet.from_bytes(done) if isinstance(done, bytes)
+                     else FingerprintSet(done))
         self.scores = dict(state["scores"])
         if state["graph"] is not None:
             self.graph = LinkGraph.restore(state["graph"])

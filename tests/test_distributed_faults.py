@@ -55,6 +55,10 @@ def fetched(client) -> Callable[[], int]:
 KEY = "faults:"
 
 
+def workers_in(client) -> int:
+    return RedisFrontier(client, KEY, "probe").status()["workers"]
+
+
 def lines(cluster: Cluster, i: int, text: str) -> int:
     return sum(text in line for line in cluster.log_text(i).splitlines())
 
@@ -71,7 +75,10 @@ def test_redis_restarted_mid_crawl(web, tmp_path, persistent):
         try:
             start = len(web.read_log())
             workers = c.start(2, "-a", "strategy=breadth-first")
-            poll(lambda: fetched(client)() >= 25, "25 pages", c)
+            # both workers in the crawl (a worker that starts late on a busy machine would
+            # otherwise meet no Redis at all: a start error, not this fault)
+            poll(lambda: fetched(client)() >= 25 and workers_in(client) == 2,
+                 "25 pages and both workers", c)
             redis_srv.kill()
             poll(lambda: all(lines(c, i, UNREACHABLE) for i in (0, 1)), "both workers to pause",
                  c)

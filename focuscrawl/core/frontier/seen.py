@@ -57,32 +57,26 @@ class FingerprintSet:
         if not isinstance(url, str):
             return False
         fp = fingerprint(url)
+        return self._table[self._probe(fp)] != 0
+
+    def _probe(self, fp: int) -> int:
+        """The slot holding ``fp``, or the empty slot where it would go (linear probing)."""
         table, capacity = self._table, self._capacity
         i = ((fp >> 32) * capacity) >> 32
         while True:
             value = table[i]
-            if value == fp:
-                return True
-            if not value:
-                return False
+            if value == fp or not value:
+                return i
             i += 1
             if i == capacity:
                 i = 0
 
     def add(self, url: str) -> None:
         fp = fingerprint(url)
-        table, capacity = self._table, self._capacity
-        i = ((fp >> 32) * capacity) >> 32
-        while True:
-            value = table[i]
-            if value == fp:
-                return
-            if not value:
-                break
-            i += 1
-            if i == capacity:
-                i = 0
-        table[i] = fp
+        i = self._probe(fp)
+        if self._table[i]:
+            return
+        self._table[i] = fp
         self._len += 1
         if self._len > self._limit:
             self._grow()
@@ -90,17 +84,10 @@ class FingerprintSet:
     def discard(self, url: str) -> None:
         """Remove ``url`` if present (backward-shift deletion: no tombstones)."""
         fp = fingerprint(url)
+        i = self._probe(fp)
+        if not self._table[i]:
+            return
         table, capacity = self._table, self._capacity
-        i = ((fp >> 32) * capacity) >> 32
-        while True:
-            value = table[i]
-            if value == fp:
-                break
-            if not value:
-                return
-            i += 1
-            if i == capacity:
-                i = 0
         self._len -= 1
         j = i
         while True:  # pull back every later entry of the run that may sit in the hole

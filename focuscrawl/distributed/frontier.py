@@ -94,7 +94,7 @@ class RedisFrontier:
         self._scripts = {
             name: client.register_script(getattr(scripts, name))
             for name in ("INIT", "ADD", "CRAWLED", "POP", "DOWNLOADED", "SETTLE", "RELEASE",
-                         "HEARTBEAT", "REAP", "LEAVE", "STATUS")
+                         "ORPHANS", "HEARTBEAT", "REAP", "LEAVE", "STATUS")
         }
 
     def _run(self, script: str, *args: Any) -> Any:
@@ -215,6 +215,10 @@ class RedisFrontier:
         """Put never-fetched leases back in the frontier, at their old place."""
         leases = list(leases)
         return int(self._run("RELEASE", self.worker, *leases)) if leases else 0
+
+    def orphans(self, known: Iterable[int]) -> int:
+        """Requeue this worker's leases in Redis that it does not know (``scripts.ORPHANS``)."""
+        return int(self._run("ORPHANS", self.worker, *known))
 
     # -- workers -------------------------------------------------------------------------------
     def heartbeat(self, ttl: float) -> bool:

@@ -93,6 +93,7 @@ class RedisFocusScheduler:
         self._downloaded: set[int] = set()  # leases whose download ended
         self._loop: LoopingCall | None = None
         self._next_beat = 0.0
+        self._reconciled: float | None = None  # Redis's return whose orphan leases were freed
         self._scored = 0
         self.waker = Waker(crawler)  # wakes the engine when a server is due
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
@@ -343,12 +344,26 @@ class RedisFocusScheduler:
             return 0
         return self.link.call(self.frontier.reap)
 
+    def _reconcile(self) -> None:
+        """Once after Redis came back: a lease handed to this worker by a POP whose reply the
+        broken connection lost goes back to the frontier (``RedisFrontier.orphans``)."""
+        back = self.link.recovered_at
+        if back is None or back == self._reconciled:
+            return
+        orphans = self.link.call(self.frontier.orphans, list(self._requests))
+        self._reconciled = back
+        if orphans:
+            self.stats.inc_value("focus/cluster/orphan_leases", orphans)
+            logger.info("%d URL(s) leased to this worker by a call whose answer was lost when "
+                        "Redis went away are queued again", orphans)
+
     def _beat(self) -> None:
         self._next_beat = time.monotonic() + self.ttl / 4
         if not self.link.call(self.frontier.heartbeat, self.ttl):
             self.stats.inc_value("focus/cluster/declared_dead")
             logger.warning("this worker's heartbeat key had expired (frozen, or Redis away, past "
                            "FOCUS_REDIS_WORKER_TTL): URLs reaped meanwhile went to other workers")
+        self._reconcile()
         dead = self._reap()
         if dead:
             self.stats.inc_value("focus/cluster/workers_reaped", dead)

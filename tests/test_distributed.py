@@ -232,6 +232,23 @@ def test_max_pages_is_exact_with_concurrent_workers(redis_server):
     assert st.done and not st.has_work and st["entries"] == 200 - len(handed)
 
 
+def test_a_lease_whose_answer_was_lost_goes_back(redis_server):
+    """A POP that Redis ran but whose reply never reached the worker (the connection broke)
+    leaves a lease the worker does not know: ``orphans`` requeues it, and only it."""
+    client = redis_server.client()
+    f = frontier_for(client, "orphans:", "w1")
+    for i in range(3):
+        f.add(Link(f"http://o{i}.test/", host=f"o{i}.test"))
+    known, _ = f.pop()
+    _, entry = f.pop()  # as if its reply had been lost
+    assert f.status()["inflight"] == 2
+    assert f.orphans([known]) == 1
+    st = f.status()
+    assert (st["inflight"], st["entries"]) == (1, 2)
+    again = [f.pop(), f.pop()]
+    assert entry.url in {e.url for _, e in again}  # the orphan's URL is handed out again
+    assert f.orphans([known, *(lease for lease, _ in again)]) == 0  # known leases stay
+
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

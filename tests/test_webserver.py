@@ -265,7 +265,9 @@ def _fetch_many(srv: ServerProcess, jobs: list[tuple[str, str]]) -> list[int]:
 def test_inflight_counting_under_concurrency() -> None:
     pages = {"a.test": {f"/{i}": Page(str(i)) for i in range(6)},
              "b.test": {f"/{i}": Page(str(i)) for i in range(6)}}
-    with ServerProcess(pages=pages, delay_ms=600) as srv:
+    # 1.5 s of latency: the four threads released together overlap even when one of them
+    # waits a second for a CPU on a loaded machine
+    with ServerProcess(pages=pages, delay_ms=1500) as srv:
         statuses = _fetch_many(srv, [("a.test", f"/{i}") for i in range(4)]
                                + [("b.test", f"/{i}") for i in range(2)])
         assert statuses == [200] * 6
@@ -278,7 +280,7 @@ def test_inflight_counting_under_concurrency() -> None:
     assert max(r["inflight_total"] for r in rows) == 6
     assert sorted(r["inflight_host"] for r in rows if r["host"] == "a.test") == [1, 1, 2, 3, 4]
     assert rows[-1]["inflight_host"] == 1 and rows[-1]["inflight_total"] == 1
-    assert all(r["duration_ms"] >= 600 for r in rows)
+    assert all(r["duration_ms"] >= 1500 for r in rows)
     assert rep["a.test"]["requests"] == 5 and rep["a.test"]["statuses"] == {200: 5}
     # four arrivals at once on a.test: the smallest arrival gap is far below the latency
     assert rep["a.test"]["min_gap_s"] < 0.3
@@ -333,13 +335,13 @@ def test_latency_is_observed_by_clients() -> None:
         t = time.monotonic()
         srv.get("slow.test", "/")
         slow = time.monotonic() - t
-        t = time.monotonic()
         srv.get("fast.test", "/")
-        fast = time.monotonic() - t
         rows = {r["host"]: r for r in srv.read_log()}
-    assert 0.25 <= slow and fast < 0.25
-    assert 250 <= rows["slow.test"]["duration_ms"] <= 350 + 100  # + scheduling slack
-    assert rows["fast.test"]["duration_ms"] < 100
+    # lower bounds only: a loaded machine can make any request slow, never a delayed one fast
+    assert slow >= 0.25 and rows["slow.test"]["duration_ms"] >= 250
+    # the fast host gets no injected delay: its server-side time stays under the slow host's
+    # minimum (its wall time on the client jitters under load and is not asserted)
+    assert rows["fast.test"]["duration_ms"] < 250
 
 
 def test_analyze_politeness_report(tmp_path: Path) -> None:

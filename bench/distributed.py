@@ -10,8 +10,12 @@ crawler for reference.  Each worker has ``--concurrent-requests`` connections (w
 can drive), each server one connection and ``--delay`` seconds between request starts, cluster-
 wide.  From the server's access log: pages, URLs fetched twice, the crawl's pages/s (first to
 last request) and its speed-up over one worker, and whether the union of fetched URLs is the
-whole site.  The ceiling is politeness: hosts / max(delay, latency) pages/s.  Last, the Redis
-frontier alone: adds and leases per second from one client (each is one Lua script call).
+whole site.  The ceiling is politeness: hosts / max(delay, latency) pages/s.  From Redis
+(``INFO commandstats``, reset before each crawl): the script calls the workers made per page
+fetched -- every worker call is one script (EVALSHA), so this is the Redis round trips per page --
+and the Redis memory the crawl left per URL it knows (``used_memory`` growth / URLs seen).  Last,
+the Redis frontier alone: adds and leases per second from one client (each is one Lua script
+call), and the Redis memory per queued URL.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -63,6 +69,9 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
     if n:
         env["SCRAPY_SETTINGS_MODULE"] = "settings.distributed"
     before = len(server.read_log())
+    rclient = redis.Redis.from_url(redis_url)
+    rclient.config_resetstat()
+    memory0 = rclient.info("memory")["used_memory"]
     procs = []
     t0 = time.monotonic()
     for w in range(max(1, n)):
@@ -80,41 +89,49 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
     urls = [f"{r['host']}{r['path']}" for r in rows]
     starts = sorted(r["time_epoch"] for r in rows)
     crawl = starts[-1] - starts[0] if len(starts) > 1 else float("nan")
+    cmds = rclient.info("commandstats")
+    scripts = sum(cmds.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval"))
+    known = rclient.scard(key + "done") if n else 0
+    memory = rclient.info("memory")["used_memory"] - memory0
     return {
         "workers": n, "codes": codes, "pages": len(rows), "unique": len(set(urls)),
         "twice": len(urls) - len(set(urls)), "wall": wall, "crawl": crawl,
         "rate": len(rows) / crawl, "urls": set(urls),
+        "calls": scripts / max(1, len(rows)) if n else float("nan"),
+        "bytes_per_url": memory / known if known else float("nan"),
         "max_inflight": max(rep["max_inflight"]
                             for rep in analyze(server.read_log()[before:]).values()),
     }
 
 
-def frontier_ops(redis_url: str, n: int, strategy: str) -> tuple[float, float]:
-    """Operations per second of the Redis frontier alone: add n links, then lease them all."""
-    import redis
-
+def frontier_ops(redis_url: str, n: int, strategy: str) -> tuple[float, float, float]:
+    """Operations per second of the Redis frontier alone: add n links, then lease them all;
+    and the Redis memory per queued URL."""
     from focuscrawl.core.frontier import Link
     from focuscrawl.distributed.frontier import RedisFrontier
 
     rng = random.Random(1)
-    f = RedisFrontier(redis.Redis.from_url(redis_url), f"ops-{strategy}:", "w1")
+    client = redis.Redis.from_url(redis_url)
+    f = RedisFrontier(client, f"ops-{strategy}:", "w1")
     f.configure({"strategy": strategy, "delay": 0, "concurrency": 10**6, "n": 256})
     f.heartbeat(600)
     links = [Link(f"http://h{rng.randrange(200)}.test/p{i}.html", host=f"h{i % 200}.test",
                   parent=f"http://h{i % 200}.test/p{i // 20}.html",
                   parent_score=round(rng.betavariate(1.2, 6.0), 4), keyword=rng.random() < 0.05)
              for i in range(n)]
+    memory0 = client.info("memory")["used_memory"]
     t0 = time.perf_counter()
     for link in links:
         f.add(link)
     t1 = time.perf_counter()
+    per_url = (client.info("memory")["used_memory"] - memory0) / max(1, len(f))
     popped = 0
     while (got := f.pop()) is not None:
         f.downloaded(got[0], True)
         f.settle([got[0]])
         popped += 1
     t2 = time.perf_counter()
-    return n / (t1 - t0), popped / (t2 - t1)
+    return n / (t1 - t0), popped / (t2 - t1), per_url
 
 
 def main() -> int:
@@ -147,16 +164,19 @@ def main() -> int:
                for name in ("breadth-first", "cho-distance", "best-n-first")} if args.ops else {}
     base = next((r["rate"] for r in results if r["workers"] == 1), None)
     print(f"\n{'workers':>14} {'pages':>6} {'twice':>6} {'wall s':>7} {'crawl s':>8} "
-          f"{'pages/s':>8} {'vs 1':>6} {'max/host':>8}  union = site")
+          f"{'pages/s':>8} {'vs 1':>6} {'max/host':>8} {'calls/page':>10} {'B/URL':>6}"
+          f"  union = site")
     for r in results:
         label = "single-process" if r["workers"] == 0 else str(r["workers"])
         rel = f"{r['rate'] / base:.2f}x" if base else "-"
         ok = "yes" if r["urls"] == everything and r["codes"] == [0] * len(r["codes"]) else "NO"
         print(f"{label:>14} {r['pages']:>6} {r['twice']:>6} {r['wall']:>7.1f} {r['crawl']:>8.1f} "
-              f"{r['rate']:>8.1f} {rel:>6} {r['max_inflight']:>8}  {ok}")
-    for name, (adds, pops) in ops.items():
+              f"{r['rate']:>8.1f} {rel:>6} {r['max_inflight']:>8} {r['calls']:>10.1f} "
+              f"{r['bytes_per_url']:>6.0f}  {ok}")
+    for name, (adds, pops, per_url) in ops.items():
         print(f"Redis frontier alone, {name}: {adds:,.0f} adds/s, {pops:,.0f} leases/s "
-              f"(pop + downloaded + settle, one worker, {args.ops} links)")
+              f"(pop + downloaded + settle, one worker, {args.ops} links); "
+              f"{per_url:,.0f} B of Redis memory per queued URL")
     print(f"\nworker logs: {logdir}")
     return 0 if all(r["urls"] == everything for r in results) else 1
 

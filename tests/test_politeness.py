@@ -180,7 +180,12 @@ async def test_polite_crawl_of_a_multi_host_server(server, proxy_to) -> None:
     for prev, nxt in zip(slow, slow[1:], strict=False):
         end = prev["time_epoch"] + prev["duration_ms"] / 1000
         assert nxt["time_epoch"] - end >= prev["duration_ms"] / 1000 - JITTER
-    assert result.stats["focus/politeness/slow_servers"] == 1
+    # slow.test is marked slow; a server kept >1 s by a loaded machine may be marked too (the
+    # crawler measures response times on its own clock, so that is not a misclassification)
+    servers = FocusServices.of(result.crawler).policy.servers
+    marked = {name for name, state in servers.items() if state.slow}
+    assert "slow.test" in marked
+    assert result.stats["focus/politeness/slow_servers"] == len(marked)
 
     # robots.txt obeyed, every allowed page fetched
     report = server.analyze()

@@ -74,6 +74,7 @@ def parse_arguments(
     seed: Any = None,
     reorder: Any = None,
     render: Any = None,
+    examples: Any = None,
 ) -> CrawlArguments:
     if keywords is None or not str(keywords).strip():
         raise ArgumentError('keywords are required, e.g. -a keywords="garbage collection"')
@@ -101,6 +102,11 @@ def parse_arguments(
         if value not in ("none", "backlinks", "score"):
             raise ArgumentError(f"reorder must be none, backlinks or score, not {reorder!r}")
         frontier["reorder"] = value
+    if examples is not None:
+        flag = str(examples).strip().lower()
+        if flag not in ("1", "true", "yes", "0", "false", "no"):
+            raise ArgumentError(f"examples must be true or false, not {examples!r}")
+        frontier["examples"] = flag in ("1", "true", "yes")
     domains: list[str] = []
     if allowed_domains:
         raw = allowed_domains if isinstance(allowed_domains, list) else str(allowed_domains)

@@ -34,12 +34,13 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
         "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
         "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-        "profile_score": s.getfloat("FOCUS_PROFILE_SCORE", 0.0),
+        "profile_score": _float_or_none(s.get("FOCUS_PROFILE_SCORE")),
         "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
         "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
         "sibling": s.getfloat("FOCUS_SIBLING", 2.0),
         "sibling_window": s.getint("FOCUS_SIBLING_WINDOW", 0),
         "hub": s.getfloat("FOCUS_HUB", 0.0),
+        "examples": s.getbool("FOCUS_EXAMPLES", False),
         # the papers' sequential crawler keeps Pant's batch barrier exactly
         "work_conserving": not (
             s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)
@@ -52,6 +53,11 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         options["keywords"] = s.get("FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
     return options
+
+
+def _float_or_none(value: Any) -> float | None:
+    """A number, or None where the setting is unset (the strategy's own default applies)."""
+    return None if value is None or value == "" else float(value)
 
 
 def politeness_options(settings: BaseSettings) -> dict[str, Any]:

@@ -93,9 +93,13 @@ FOCUS_EXPLORE = 1.0  # exploration: a UCB bonus (in log-odds) for links into hos
 #                      directories the crawl knows little about; 0 exploits only
 FOCUS_LEARN_DISCOUNT = 0.5  # a relevant page raises its parent's label to this times its own,
 #                             its grandparent's to the square (links to hubs that lead on); 0 off
-FOCUS_PROFILE_SCORE = 0.0  # >0: a page this similar to the grown topic profile is fully
-#                            relevant as a label; 0 (default): labels from the keywords alone
-#                            (the profile still scores link text). On docweb's dev topics a
+FOCUS_EXAMPLES = False  # the seeds are on-topic examples (also `-a examples=true`): they are
+#                        labelled relevant and grow the topic profile, and a page similar to
+#                        that profile is relevant as a label (FOCUS_PROFILE_SCORE 0.3)
+FOCUS_PROFILE_SCORE = None  # >0: a page this similar to the grown topic profile is fully
+#                            relevant as a label; 0: labels from the keywords alone (the
+#                            profile still scores link text); None (default): 0.3 with
+#                            examples, else 0. Without examples, on docweb's dev topics a
 #                            profile label let one false positive pull the crawl into its
 #                            neighbourhood.
 FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent), and the parents whose

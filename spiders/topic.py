@@ -53,13 +53,14 @@ class TopicSpider(scrapy.Spider):
         seed: str | None = None,
         reorder: str | None = None,
         render: str | None = None,
+        examples: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.raw_arguments = {
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
             "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
-            "reorder": reorder, "render": render,
+            "reorder": reorder, "render": render, "examples": examples,
         }
         self.args: CrawlArguments | None = None
         self.argument_error: str | None = None

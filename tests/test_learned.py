@@ -206,6 +206,41 @@ def test_seeds_come_first_and_a_failed_fetch_teaches_a_negative_label():
     assert f.hosts.n[f.hosts.id("a.test")] == 2  # the seed and the failed page
 
 
+def test_example_seeds_are_relevant_whatever_their_words():
+    """``examples``: the user says the seeds are on the topic; a seed without the keywords is
+    labelled 1 and widens the profile, a page it links to is labelled by keywords as usual."""
+    page = PageDigest.from_counts(Counter({"moraine": 4, "ice": 3, "crevasse": 2}))
+    labels = {}
+    for examples in (False, True):
+        f = learned(examples=examples)
+        f.add(Link("http://a.test/1", host="a.test"))
+        seed = f.pop()
+        f.crawled(seed.url, 0.0, False, page)
+        f.add(Link("http://a.test/2", host="a.test", parent=seed.url, depth=1))
+        child = f.pop()
+        f.crawled(child.url, 0.0, False, page)
+        labels[examples] = (f.labels[seed.url], f.labels[child.url], f.profile_score)
+        if examples:
+            assert f.profile.rebuild()
+            assert f.profile.similarity(page) > 0.5  # the example's words are the topic's now
+    assert labels[False] == (0.0, 0.0, 0.0)
+    seed_label, child_label, profile_score = labels[True]
+    assert seed_label == 1.0 and profile_score == 0.3
+    assert child_label == 0.0  # the profile counts from the first rebuild on, not before
+
+
+def test_the_examples_argument_reaches_the_learned_order():
+    from focuscrawl.arguments import ArgumentError, parse_arguments
+
+    assert parse_arguments(keywords="glacier", examples="true").frontier["examples"] is True
+    assert parse_arguments(keywords="glacier", examples="no").frontier["examples"] is False
+    assert "examples" not in parse_arguments(keywords="glacier").frontier
+    with pytest.raises(ArgumentError, match="examples must be true or false"):
+        parse_arguments(keywords="glacier", examples="maybe")
+    assert make_frontier("learned", keywords=["glacier"], examples=True).examples
+    assert make_frontier("best-first", examples=True).name == "best-first"  # ignored there
+
+
 def test_a_redirect_teaches_nothing():
     f = learned()
     f.add(Link("http://a.test/1", host="a.test"))

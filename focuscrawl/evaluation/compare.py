@@ -128,6 +128,7 @@ class TopicSpec:
     targets: list[str] = field(default_factory=list)
     threshold: float = 0.15
     judge_scores: dict[str, float] | None = None  # url -> score; None: SMART ltc computed here
+    examples: bool = False  # the seeds are on-topic examples (Pant's task 1): told to the crawler
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TopicSpec:
@@ -141,6 +142,7 @@ class TopicSpec:
             id=str(d["id"]), keywords=keywords, description=str(d.get("description") or keywords),
             seeds=list(seeds), targets=list(d.get("targets") or []),
             threshold=float(d.get("threshold", 0.15)), judge_scores=d.get("judge_scores"),
+            examples=bool(d.get("examples", False)),
         )
 
 
@@ -202,6 +204,7 @@ def docweb_topics(doc: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, lis
             specs.append(TopicSpec(
                 id=t["id"], keywords=t["keywords"], description=t["description"], seeds=seeds,
                 targets=targets, threshold=threshold, judge_scores=scores,
+                examples=task == "examples",
             ))
         out[task] = specs
     return out
@@ -483,7 +486,8 @@ def plan_jobs(
                     job.cmd = crawl_command(
                         keywords=topic.keywords, seeds_file=seeds_file.resolve(), out=job.tmp,
                         spider_args={**strategy.spider_args(), "max_pages": max_pages,
-                                     "seed": seed},
+                                     "seed": seed, **({"examples": "true"} if topic.examples
+                                                      else {})},
                         settings={**replay_settings(replay), **(settings or {}),
                                   **strategy.settings()},
                         log_file=job.log,

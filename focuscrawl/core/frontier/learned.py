@@ -15,9 +15,11 @@ the link's own evidence and what the crawl has learnt so far:
 * **labels**: each fetched page labels the link that led to it with its relevance in [0, 1]:
   its keyword match (SMART ltc with the crawl's IDF, phrases as phrases, in the page's main
   text) over ``keyword_scale``; with ``profile_score`` > 0, also its similarity to the grown
-  topic profile over that (whichever is higher); with ``discount`` > 0 a relevant page also
-  raises the labels of its parent and grandparent (a link to a page that leads to the topic
-  is worth following: Rennie & McCallum); a failed fetch labels its link 0;
+  topic profile over that (whichever is higher); with ``examples`` (the user says the seeds
+  are on-topic examples) a seed page is labelled 1 and joins the profile whatever its words,
+  and ``profile_score`` defaults to ``EXAMPLES_PROFILE_SCORE``; with ``discount`` > 0 a
+  relevant page also raises the labels of its parent and grandparent (a link to a page that
+  leads to the topic is worth following: Rennie & McCallum); a failed fetch labels its link 0;
 * **the topic profile** grows by Rocchio feedback from the relevant pages (examples among the
   seeds included) and is projected onto the anchor, URL and context words, so a link whose
   text uses the topic's vocabulary, not only the user's words, scores;
@@ -73,6 +75,9 @@ PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 _SEED = DENSE.index("seed")
 _DYNAMIC = 5  # host, directory, parent evidence, log(in-links), sibling: at scoring time
 assert len(DENSE_PRIOR) == len(DENSE) + _DYNAMIC
+# with examples among the seeds: a page this similar to the profile they grow is a full label
+# (docweb, 6 topics, from the examples, 500 pages: 307 relevant vs 296 with keyword labels)
+EXAMPLES_PROFILE_SCORE = 0.3
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
@@ -96,7 +101,7 @@ class Learned(Frontier):
         learn_every: int = 25,
         explore: float = 1.0,
         discount: float = 0.5,
-        profile_score: float = 0.0,
+        profile_score: float | None = None,
         keyword_scale: float = 0.02,
         explore_split: float = 0.5,
         bits: int = 18,
@@ -104,6 +109,7 @@ class Learned(Frontier):
         sibling: float = 2.0,
         sibling_window: int = 0,
         hub: float = 0.0,
+        examples: bool = False,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -113,6 +119,9 @@ class Learned(Frontier):
         self.every = max(1, learn_every)
         self.explore = explore
         self.discount = discount
+        self.examples = examples  # the seeds are on-topic examples given by the user
+        if profile_score is None:  # a profile grown from the user's examples labels pages too
+            profile_score = EXAMPLES_PROFILE_SCORE if examples else 0.0
         self.profile_score = profile_score
         self.keyword_scale = keyword_scale
         self.explore_split = explore_split
@@ -336,11 +345,15 @@ class Learned(Frontier):
         self.flush()
         digest, self._digest = self._digest, None
         label, by_keywords = self.relevance(score, digest)
+        slot = self._fetching.pop(url, None)
+        example = self.examples and slot is not None and self.store.dense(
+            np.array([slot]))[0, _SEED] > 0.0
+        if example:
+            label = by_keywords = 1.0  # the user says so: an example of the topic
         self.labels[url] = label
         self.profile.observe(digest)
         if digest is not None and by_keywords >= 1.0:
             self.profile.feedback(digest, 1.0)  # a relevant page by the user's own words
-        slot = self._fetching.pop(url, None)
         if slot is not None:
             self._learn(url, slot, label)
         if self.stats["pages"] % self.every == 0:

@@ -27,7 +27,7 @@ _OPTIONS = {
     "distiller": {"weight", "every"},
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
                 "keyword_scale", "explore_split",
-                "bits", "memory", "sibling", "sibling_window", "hub"},
+                "bits", "memory", "sibling", "sibling_window", "hub", "examples"},
 }
 
 

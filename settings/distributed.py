@@ -13,6 +13,7 @@ refuses to join.
 from settings import *  # noqa: F403 - the project's settings, then the switches below
 from settings import DOWNLOADER_MIDDLEWARES as _PROJECT_DOWNLOADER_MIDDLEWARES
 from settings import EXTENSIONS as _PROJECT_EXTENSIONS
+from settings import SPIDER_MIDDLEWARES as _PROJECT_SPIDER_MIDDLEWARES
 
 SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
 FOCUS_STRATEGY = "best-first"  # the learned order is single-process (its model lives in memory)
@@ -24,6 +25,12 @@ DOWNLOADER_MIDDLEWARES = {
     # robots.txt fetched once per cluster (a Redis lease, the file shared), same place
     "focuscrawl.middlewares.robots.RobotsTxtMiddleware": None,
     "focuscrawl.distributed.robots.RedisRobotsTxtMiddleware": 105,
+}
+SPIDER_MIDDLEWARES = {
+    **_PROJECT_SPIDER_MIDDLEWARES,
+    # tells the worker when a page's requests have all been yielded: its outlinks go to Redis
+    # in one script call (outside every middleware that filters requests)
+    "focuscrawl.distributed.pagemw.PageOutputMiddleware": 2,
 }
 EXTENSIONS = {
     **_PROJECT_EXTENSIONS,
@@ -50,6 +57,9 @@ FOCUS_REDIS_OUTAGE_TIMEOUT = 0.0  # Redis unreachable mid-crawl: a worker pauses
 FOCUS_REDIS_BLOOM_CAPACITY = 0  # >0: the seen-set is a Bloom filter sized for this many URLs
 #                                 (bounded memory; a false positive skips an unseen URL)
 FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate
+FOCUS_REDIS_BATCH = 200  # a page's score and outlinks go to Redis in one script call, at most
+#                          this many links a call (a bigger call holds Redis longer for every
+#                          worker); 1: one call per link
 FOCUS_REDIS_START_LOG = 0  # >0: keep each server's last this many request starts in Redis
 #                            (starts:<host>: time, worker): an audit of cluster-wide politeness
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
@@ -30,8 +31,9 @@ from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.demo.webserver import Page, ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.connection import RedisServices
-from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
+from focuscrawl.distributed.frontier import Op, RedisFrontier, add_op, bloom_size, crawled_op
 from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
+from focuscrawl.distributed.pagemw import PageOutputMiddleware
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
 from focuscrawl.middlewares.politeness import PolitenessMiddleware
 from focuscrawl.services import FocusServices
@@ -94,19 +96,43 @@ class Reference:
 
 
 class InRedis:
-    """The Redis frontier; a busy server is one whose slot a live ghost worker holds."""
+    """The Redis frontier; a busy server is one whose slot a live ghost worker holds.
 
-    def __init__(self, client: Any, prefix: str, strategy: str, **options: Any) -> None:
+    ``batched``: as a worker writes, a page's score and outlinks kept and sent in one ADD_MANY
+    call before its lease is settled or the next URL handed out (``calls`` counts them)."""
+
+    def __init__(self, client: Any, prefix: str, strategy: str, *, batched: bool = False,
+                  **options: Any) -> None:
         self.client, self.prefix = client, prefix
         self.f = RedisFrontier(client, prefix, "w1")
         self.f.configure({"strategy": strategy, "delay": 0, "concurrency": 1, **options})
         self.f.heartbeat(60)
         client.set(prefix + "w:ghost", 1, px=60_000)
+        self.batched = batched
+        self.ops: list[Op] = []
+        self.calls: Counter[str] = Counter()
+        for name, script in self.f._scripts.items():
+            self.f._scripts[name] = self._counted(name, script)
+
+    def _counted(self, name: str, script: Any) -> Callable[..., Any]:
+        def call(**kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return script(**kwargs)
+        return call
+
+    def flush(self) -> None:
+        if self.ops:
+            self.f.apply(self.ops)
+            self.ops = []
 
     def add(self, link: Link) -> None:
-        self.f.add(link)
+        if self.batched:
+            self.ops.append(add_op(link))
+        else:
+            self.f.add(link)
 
     def pop(self, busy: set[str]) -> tuple[Any, str] | None:
+        self.flush()
         for h in busy:
             self.client.hset(f"{self.prefix}hs:{h}", "ghost-slot", "ghost|a")
         got = self.f.pop()
@@ -119,9 +145,13 @@ class InRedis:
             assert self.f.release([lease]) == 1
             return
         assert self.f.downloaded(lease, True) > 0
-        self.f.crawled(*crawled)
+        if self.batched:
+            self.ops.append(crawled_op(*crawled))
+        else:
+            self.f.crawled(*crawled)
 
     def settle(self, lease: int) -> None:
+        self.flush()
         assert self.f.settle([lease]) == 1
 
     def size(self) -> int:
@@ -177,14 +207,21 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 @pytest.mark.parametrize(("strategy", "options"), CASES,
                          ids=[f"{s}-{'-'.join(f'{k}{v}' for k, v in o.items())}" for s, o in CASES])
 @pytest.mark.parametrize("web_seed", [1, 2])
-def test_redis_frontier_decides_like_the_reference(redis_server, strategy, options, web_seed):
+@pytest.mark.parametrize("batched", [False, True], ids=["one-by-one", "a-page-a-call"])
+def test_redis_frontier_decides_like_the_reference(redis_server, strategy, options, web_seed,
+                                                   batched):
     web = random_web(web_seed)
     expected = virtual_crawl(Reference(strategy, **options), web, seed=web_seed)
-    prefix = f"diff:{strategy}:{sorted(options.items())}:{web_seed}:"
-    got = virtual_crawl(InRedis(redis_server.client(), prefix, strategy, **options), web,
-                        seed=web_seed)
+    prefix = f"diff:{strategy}:{sorted(options.items())}:{web_seed}:{batched}:"
+    redis_frontier = InRedis(redis_server.client(), prefix, strategy, batched=batched, **options)
+    got = virtual_crawl(redis_frontier, web, seed=web_seed)
     assert got == expected
-    assert sum(not u.startswith(("requeued", "left")) for u in got) > 30
+    fetched = sum(not u.startswith(("requeued", "left")) for u in got)
+    assert fetched > 30
+    if batched:  # one round trip per page for its score and outlinks (plus one for the seeds)
+        calls = redis_frontier.calls
+        assert calls["ADD"] == calls["CRAWLED"] == 0
+        assert calls["ADD_MANY"] == fetched + 1
 
 
 # --------------------------------------------------------------------------- cluster mechanics
@@ -383,6 +420,10 @@ def test_the_addon_switches_like_the_settings_module():
     assert PolitenessMiddleware not in middlewares(module)
     # the shared parts plus the worker's link to Redis, in the single-process extension's place
     assert middlewares(via_addon, "EXTENSIONS") == middlewares(module, "EXTENSIONS")
+    # and the spider middleware that tells a worker a page's outlinks are all there
+    assert (middlewares(via_addon, "SPIDER_MIDDLEWARES")
+            == middlewares(module, "SPIDER_MIDDLEWARES"))
+    assert PageOutputMiddleware in middlewares(module, "SPIDER_MIDDLEWARES")
     assert RedisServices in middlewares(module, "EXTENSIONS")
     assert FocusServices not in middlewares(module, "EXTENSIONS")
     for name in DEFAULTS:

@@ -7,9 +7,11 @@ This is how a Scrapyd job (which cannot choose the settings module) becomes a wo
 same ``-d setting=ADDONS=...`` to schedule.json.  It sets the Redis scheduler, puts the Redis
 politeness middleware in PolitenessMiddleware's place, the cluster's robots.txt middleware in
 RobotsTxtMiddleware's (if that is on) and the extension that owns the worker's
-link to Redis (``RedisServices``) in FocusServices' place, and gives the ``FOCUS_REDIS_*`` and
-``REDIS_URL`` defaults of ``settings.distributed``; anything given explicitly on the command
-line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
+link to Redis (``RedisServices``) in FocusServices' place, adds the spider middleware that
+tells the worker when a page's outlinks are all there (``PageOutputMiddleware``), and gives
+the ``FOCUS_REDIS_*`` and ``REDIS_URL`` defaults of ``settings.distributed``; anything given
+explicitly on the command line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both
+are used (a larger number).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..services import FocusServices
 from .connection import RedisServices
 from .frontier import DEFAULT_STRATEGY
 from .frontier import STRATEGIES as DISTRIBUTED_STRATEGIES
+from .pagemw import PageOutputMiddleware
 from .politeness import RedisPolitenessMiddleware
 from .robots import RedisRobotsTxtMiddleware
 
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
 POLITENESS_ORDER = 950
 SERVICES_ORDER = 0
+PAGE_OUTPUT_ORDER = 2
 DEFAULTS: dict[str, Any] = {
     "REDIS_URL": "redis://127.0.0.1:6379/0",
     "FOCUS_REDIS_KEY": "focuscrawl:%(spider)s:",
@@ -41,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REDIS_OUTAGE_TIMEOUT": 0.0,
     "FOCUS_REDIS_BLOOM_CAPACITY": 0,
     "FOCUS_REDIS_BLOOM_ERROR": 0.001,
+    "FOCUS_REDIS_BATCH": 200,
     "FOCUS_REDIS_START_LOG": 0,
     "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
 }
@@ -68,6 +73,8 @@ class Distributed:
                 "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, RedisRobotsTxtMiddleware)
         except KeyError:
             pass
+        settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", PageOutputMiddleware,
+                                                PAGE_OUTPUT_ORDER)
         try:
             settings.replace_in_component_priority_dict("EXTENSIONS", FocusServices, RedisServices)
         except KeyError:

@@ -42,6 +42,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from ..services import FocusServices
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
+from .outlinks import DEFAULT_LIMIT, Outlinks
 from .robotscache import RedisRobotsCache
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ class Worker:
     hosts: RedisHosts
     robots: RedisRobotsCache
     link: RedisLink
+    outlinks: Outlinks  # what the scheduler has not written yet (one script call per page)
 
 
 def worker_id() -> str:
@@ -232,8 +234,10 @@ def connect(settings: BaseSettings, spider_name: str) -> Worker:
     wid = worker_id()
     link = RedisLink(where, retry=settings.getfloat("FOCUS_REDIS_POLL", 0.1),
                      give_up=settings.getfloat("FOCUS_REDIS_OUTAGE_TIMEOUT", 0.0))
-    return Worker(client, prefix, wid, RedisFrontier(client, prefix, wid),
-                  RedisHosts(client, prefix, wid), RedisRobotsCache(client, prefix, wid), link)
+    frontier = RedisFrontier(client, prefix, wid)
+    outlinks = Outlinks(frontier, link, settings.getint("FOCUS_REDIS_BATCH", DEFAULT_LIMIT))
+    return Worker(client, prefix, wid, frontier, RedisHosts(client, prefix, wid),
+                  RedisRobotsCache(client, prefix, wid), link, outlinks)
 
 
 class RedisServices(FocusServices):

@@ -12,7 +12,10 @@ unchanged, and adds what a cluster needs:
   lease survives its worker: :meth:`reap` (any worker, periodically) puts the URLs of workers
   whose heartbeat key expired back in the frontier, so killing a worker loses no URL;
 * :meth:`status` tells whether the whole crawl is done: nothing queued (or no budget left) and
-  no lease anywhere.
+  no lease anywhere;
+* :meth:`apply` sends many adds and page scores in one script call (``scripts.ADD_MANY``, each
+  operation exactly ADD's or CRAWLED's, in order): a page's outlinks cost one Redis round
+  trip, not one per link.
 
 Every decision is one Lua script (``scripts.py``), so the strategies keep their single-process
 semantics: the same calls in the same order give the same URLs as ``focuscrawl.core.frontier``'s
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import math
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,8 +96,8 @@ class RedisFrontier:
         self.wait: float | None = None  # after pop(late=True): seconds until a server is due
         self._scripts = {
             name: client.register_script(getattr(scripts, name))
-            for name in ("INIT", "ADD", "CRAWLED", "POP", "DOWNLOADED", "SETTLE", "RELEASE",
-                         "ORPHANS", "HEARTBEAT", "REAP", "LEAVE", "STATUS")
+            for name in ("INIT", "ADD", "ADD_MANY", "CRAWLED", "POP", "DOWNLOADED", "SETTLE",
+                         "RELEASE", "ORPHANS", "HEARTBEAT", "REAP", "LEAVE", "STATUS")
         }
 
     def _run(self, script: str, *args: Any) -> Any:
@@ -163,16 +166,25 @@ class RedisFrontier:
     # -- the Frontier interface ---------------------------------------------------------------
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
-        payload = b"" if link.payload is None else pickle.dumps(link.payload, protocol=5)
-        return bool(self._run(
-            "ADD", link.url, link.host, link.anchor or "", link.parent or "",
-            repr(float(link.parent_score)), int(link.parent_hot), int(link.depth),
-            int(link.keyword), int(link.force), payload,
-        ))
+        return bool(self._run("ADD", *add_op(link)[1:]))
 
     def crawled(self, url: str, score: float, hot: bool) -> None:
         """A fetched page's score (the first report counts); hot pages warm their neighbours."""
-        self._run("CRAWLED", url, repr(float(score)), int(hot))
+        self._run("CRAWLED", *crawled_op(url, score, hot)[1:])
+
+    def add_many(self, links: Iterable[Link]) -> list[bool]:
+        """:meth:`add` for every link, in one round trip; each one's answer."""
+        return self.apply([add_op(link) for link in links])
+
+    def apply(self, ops: Sequence[Op]) -> list[bool]:
+        """Run :func:`add_op` / :func:`crawled_op` operations in order, in one script call:
+        the same effects and answers as calling :meth:`add` / :meth:`crawled` one by one."""
+        if not ops:
+            return []
+        flat: list[Any] = []
+        for op in ops:
+            flat += op
+        return [bool(r) for r in self._run("ADD_MANY", *flat)]
 
     def __len__(self) -> int:
         """URLs queued (and in a Best-N-First batch), cluster-wide."""
@@ -267,6 +279,23 @@ class RedisFrontier:
         if batch:
             n += self.client.unlink(*batch)
         return n
+
+
+#: one operation of :meth:`RedisFrontier.apply`: a tag and its script arguments
+Op = tuple[Any, ...]
+
+
+def add_op(link: Link) -> Op:
+    """The operation that adds ``link`` (its payload pickled now: a bad one fails here)."""
+    payload = b"" if link.payload is None else pickle.dumps(link.payload, protocol=5)
+    return ("a", link.url, link.host, link.anchor or "", link.parent or "",
+            repr(float(link.parent_score)), int(link.parent_hot), int(link.depth),
+            int(link.keyword), int(link.force), payload)
+
+
+def crawled_op(url: str, score: float, hot: bool) -> Op:
+    """The operation that reports a fetched page's score."""
+    return ("c", url, repr(float(score)), int(hot))
 
 
 def _ms(seconds: Any) -> str:

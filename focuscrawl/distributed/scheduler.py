@@ -10,6 +10,10 @@ the life of a worker in a cluster:
   frees its budget); the lease is *settled* only once Scrapy's engine is done with the request,
   i.e. after the page's outlinks are queued and its item exported.  A worker killed before that
   leaves the lease in Redis, and the survivors put the URL back (``RedisFrontier.reap``);
+* **a page at a time**: a page's score and outlinks are kept (``outlinks.Outlinks``) and
+  written in one script call when its output is done (``pagemw.PageOutputMiddleware``), and
+  always before a lease is settled, a URL handed out, pending work reported or the worker
+  closed (``FOCUS_REDIS_BATCH``);
 * **heartbeats**: every ``FOCUS_REDIS_WORKER_TTL / 4`` seconds the worker renews its alive key
   and reaps dead workers;
 * **waking up**: another worker may free a server or queue URLs at any time, so every
@@ -43,12 +47,13 @@ from twisted.internet.task import LoopingCall
 
 from .. import signals as focus_signals
 from ..engine import Waker, close, in_progress, stopping, warn_if_missing
-from ..meta import LEASE, LEASE_LOST, ORDER, TRANSIENT
+from ..meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
 from ..options import frontier_options, politeness_options
 from ..records import Records, server_by
 from ..services import missing_message
 from ..signals import START_ERROR_STAT
 from .connection import RedisLink, RedisServices, Unavailable, Worker
+from .outlinks import Outlinks
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -76,10 +81,12 @@ class RedisFocusScheduler:
         self.worker: Worker | None = None
         self.frontier = None
         self.link: RedisLink | None = None
+        self.outlinks: Outlinks | None = None
         if self.services is not None:
             self.worker = self.services.redis_worker
             self.frontier = self.worker.frontier  # type: ignore[assignment]
             self.link = self.worker.link
+            self.outlinks = self.worker.outlinks
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.stopped: str | None = None  # stopped by Redis: CRAWL_LOST or REDIS_UNAVAILABLE
         self.spider: Spider | None = None
@@ -183,6 +190,9 @@ class RedisFocusScheduler:
         held = len(self._requests)
         self._requests.clear()
         self._downloaded.clear()
+        self.outlinks.clear()
+        if not self.outlinks.flush():  # never settle a page whose outlinks are not written:
+            settled = []  # LEAVE below puts it back, and its outlinks are found again
         try:
             self.link.call(self.frontier.settle, settled)
             if unfetched:
@@ -198,6 +208,8 @@ class RedisFocusScheduler:
     def has_pending_requests(self) -> bool:
         if self.error is not None or self.stopped is not None:
             return False
+        if not self.outlinks.flush():
+            return True  # links to write: the tick tries again
         try:
             return self.link.call(self.frontier.status).has_work
         except Unavailable:
@@ -206,6 +218,7 @@ class RedisFocusScheduler:
     def __len__(self) -> int:
         if self.error is not None:
             return 0
+        self.outlinks.flush()
         try:
             return self.link.call(len, self.frontier)
         except Unavailable:
@@ -215,22 +228,26 @@ class RedisFocusScheduler:
         if self.error is not None:
             return False
         meta = request.meta
+        source = meta.get(FROM)  # the lease of the page that yielded it (PageOutputMiddleware)
         for key in TRANSIENT:
             meta.pop(key, None)
         records = self.records
         assert records is not None
-        url = records.url(request)
-        if url is None:
-            return False
-        link = records.link(request, url)
-        queued = self.link.write(self.frontier.add, link, then=records.queued)
-        if queued is None:  # kept until Redis is back (or the crawl is lost)
+        try:
+            url = records.url(request)
+            if url is None:
+                return False
+            # kept, and written with the rest of its page; counted (records.queued) then
+            self.outlinks.add(records.link(request, url), then=records.queued)
             return self.link.lost is None
-        return queued
+        finally:
+            self.outlinks.arrived(source)  # the page's last one: its outlinks are written
 
     def next_request(self) -> Request | None:
         if self.error is not None or self.spider is None or self.stopped is not None:
             return None
+        if not self.outlinks.flush():
+            return None  # the links found so far first: the tick tries again
         can_wake = self.waker.can_wake()
         try:
             got = self.link.call(lambda: self.frontier.pop(late=can_wake))
@@ -250,7 +267,7 @@ class RedisFocusScheduler:
     # -- signals ----------------------------------------------------------------------------
     def _page_scored(self, url: str, score: float, hot: bool, **kwargs: Any) -> None:
         if self.error is None:
-            self.link.write(self.frontier.crawled, url, score, hot)
+            self.outlinks.scored(url, score, hot)  # written with the page's outlinks
             self._scored += 1
             if self._scored % 20 == 0:
                 self._update_stats()
@@ -288,6 +305,7 @@ class RedisFocusScheduler:
         if self.stopped is not None:
             raise CloseSpider(self.stopped)
         self._sweep(idle=True)
+        flushed = self.outlinks.flush()
         try:
             self._reap()
             st = self.link.call(self.frontier.status)
@@ -295,7 +313,7 @@ class RedisFocusScheduler:
             if self._check_link():
                 raise CloseSpider(self.stopped) from None
             raise DontCloseSpider from None
-        if not st.done or self.link.pending:
+        if not st.done or self.link.pending or not flushed:
             raise DontCloseSpider
         logger.info("The crawl is over for every worker: %d page(s) fetched, %d by this one",
                     st["fetched"], self.pages)
@@ -303,6 +321,7 @@ class RedisFocusScheduler:
     # -- the worker's loop ----------------------------------------------------------------------
     def _tick(self) -> None:
         try:
+            self.outlinks.flush()  # a page whose requests did not all reach the scheduler
             if time.monotonic() >= self._next_beat:
                 self._beat()
             self._sweep(idle=False)
@@ -385,10 +404,15 @@ class RedisFocusScheduler:
             self._settle_leases(done)
 
     def _settle_leases(self, leases: list[int]) -> None:
+        """Settle after the pages' outlinks are written (or kept, in order, by RedisLink): a
+        lease settled first would lose them if this worker died in between."""
+        if not self.outlinks.flush():
+            return  # kept: the next sweep settles them
         self.link.write(self.frontier.settle, list(leases))
         for lease in leases:
             self._requests.pop(lease, None)
             self._downloaded.discard(lease)
+            self.outlinks.forget(lease)
 
     def _update_stats(self) -> None:
         if self.error is not None:
@@ -400,3 +424,5 @@ class RedisFocusScheduler:
         for name, value in described.items():
             self.stats.set_value(f"focus/cluster/{name}", value)
         self.stats.set_value("focus/pages_fetched", self.pages)
+        self.stats.set_value("focus/cluster/add_calls", self.outlinks.calls)
+        self.stats.set_value("focus/cluster/add_ops", self.outlinks.written)

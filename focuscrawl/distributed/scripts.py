@@ -413,78 +413,118 @@ end
 return redis.call('HGETALL', P .. 'cfg')
 """
 
-#: ARGV: P, url, host, anchor, parent ('' for none), parent_score, parent_hot, depth, keyword,
-#: force, payload ('' for a plain outlink).  Returns 1 if the URL is queued or moved up.
-ADD = PRELUDE + CHECK + r"""
-local url, host, anchor, parent = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local score_text = ARGV[6]
-local pscore = tonumber(score_text)
-local phot, depth, kw, force, payload = ARGV[7] == '1', ARGV[8], ARGV[9], ARGV[10] == '1', ARGV[11]
-local rk = P .. 'r:' .. url
--- observe: learn from the parent (its score, the edge) before queueing
-if parent ~= '' then
-  if redis.call('HEXISTS', P .. 'scores', parent) == 0 then crawled(parent, score_text, phot) end
-  if GRAPH then
-    local changed = {}
-    add_edge(parent, url, changed)
-    if DIST then promote(changed) end
-    if REORDER == 'backlinks' then
-      local r = rec(url)
-      if r and r.q and r.q ~= 'b' then requeue_entry(url, r, nil) end
+#: The body of ADD, shared with ADD_MANY: record one discovered link.  ``phot`` and ``force`` are
+#: booleans, the other arguments strings as ADD receives them.  Returns 1 if the URL is queued or
+#: moved up, else 0.
+ADD_LINK = r"""
+local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, force,
+                        payload)
+  local pscore = tonumber(score_text)
+  local rk = P .. 'r:' .. url
+  -- observe: learn from the parent (its score, the edge) before queueing
+  if parent ~= '' then
+    if redis.call('HEXISTS', P .. 'scores', parent) == 0 then crawled(parent, score_text, phot) end
+    if GRAPH then
+      local changed = {}
+      add_edge(parent, url, changed)
+      if DIST then promote(changed) end
+      if REORDER == 'backlinks' then
+        local r = rec(url)
+        if r and r.q and r.q ~= 'b' then requeue_entry(url, r, nil) end
+      end
     end
   end
-end
-local r = rec(url)
-if r then
-  incr('duplicates')
-  if BF or r.q == 'b' then return 0 end
-  if not CHO then
+  local r = rec(url)
+  if r then
+    incr('duplicates')
+    if BF or r.q == 'b' then return 0 end
+    if not CHO then
+      if pscore > r.sc then
+        redis.call('HSET', rk, 'sc', score_text)
+        r.sc = pscore
+        requeue_entry(url, r, nil)
+        return 1
+      end
+      return 0
+    end
+    local better, new_seq = false, nil
+    if kw == '1' and r.kw ~= '1' then
+      redis.call('HSET', rk, 'kw', '1')
+      r.kw = '1'
+      if r.q ~= 'hot' then
+        new_seq = incr('seq')
+        incr('promotions')
+        better = true
+      end
+    end
     if pscore > r.sc then
       redis.call('HSET', rk, 'sc', score_text)
       r.sc = pscore
-      requeue_entry(url, r, nil)
+      better = better or REORDER == 'score'
+    end
+    if better then
+      requeue_entry(url, r, new_seq)
       return 1
     end
     return 0
   end
-  local better, new_seq = false, nil
-  if kw == '1' and r.kw ~= '1' then
-    redis.call('HSET', rk, 'kw', '1')
-    r.kw = '1'
-    if r.q ~= 'hot' then
-      new_seq = incr('seq')
-      incr('promotions')
-      better = true
-    end
+  if (not force) and is_done(url) then
+    incr('duplicates')
+    return 0
   end
-  if pscore > r.sc then
-    redis.call('HSET', rk, 'sc', score_text)
-    r.sc = pscore
-    better = better or REORDER == 'score'
+  if BF and MAXBUF > 0 and cnt('entries') >= MAXBUF then
+    incr('dropped_full')
+    return 0
   end
-  if better then
-    requeue_entry(url, r, new_seq)
-    return 1
+  local seq = incr('seq')
+  redis.call('HSET', rk, 's', seq, 'h', host, 'sc', score_text, 'kw', kw, 'd', depth,
+             'p', parent, 'a', anchor)
+  if payload ~= '' then redis.call('HSET', rk, 'pl', payload) end
+  incr('entries')
+  incr('added')
+  q_push(url, queue_for(url, kw), seq, host, pscore)
+  bound()
+  return redis.call('EXISTS', rk)
+end
+"""
+
+#: ARGV: P, url, host, anchor, parent ('' for none), parent_score, parent_hot, depth, keyword,
+#: force, payload ('' for a plain outlink).  Returns 1 if the URL is queued or moved up.
+ADD = PRELUDE + CHECK + ADD_LINK + r"""
+return add_link(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1', ARGV[8], ARGV[9],
+                ARGV[10] == '1', ARGV[11])
+"""
+
+#: ARGV: P, then operations, each a tag and its arguments: ``a`` + ADD's ten arguments (a
+#: discovered link) or ``c`` + CRAWLED's three (a fetched page's score).  A page's score and
+#: its outlinks in one round trip instead of one per link: each operation is exactly ADD's or
+#: CRAWLED's, applied in order.  Returns one integer per operation (ADD's answer; 1 for ``c``).
+#: A malformed list is refused before anything is written.
+ADD_MANY = PRELUDE + CHECK + ADD_LINK + r"""
+local WIDTH = {a = 11, c = 4}
+local i = 2
+while i <= #ARGV do
+  local w = WIDTH[ARGV[i]]
+  if not w or i + w - 1 > #ARGV then
+    return redis.error_reply('ADD_MANY: bad operation at argument ' .. i)
   end
-  return 0
+  i = i + w
 end
-if (not force) and is_done(url) then
-  incr('duplicates')
-  return 0
+local out = {}
+i = 2
+while i <= #ARGV do
+  if ARGV[i] == 'a' then
+    out[#out + 1] = add_link(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5],
+                             ARGV[i + 6] == '1', ARGV[i + 7], ARGV[i + 8], ARGV[i + 9] == '1',
+                             ARGV[i + 10])
+    i = i + 11
+  else
+    crawled(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1')
+    out[#out + 1] = 1
+    i = i + 4
+  end
 end
-if BF and MAXBUF > 0 and cnt('entries') >= MAXBUF then
-  incr('dropped_full')
-  return 0
-end
-local seq = incr('seq')
-redis.call('HSET', rk, 's', seq, 'h', host, 'sc', score_text, 'kw', kw, 'd', depth,
-           'p', parent, 'a', anchor)
-if payload ~= '' then redis.call('HSET', rk, 'pl', payload) end
-incr('entries')
-incr('added')
-q_push(url, queue_for(url, kw), seq, host, pscore)
-bound()
-return redis.call('EXISTS', rk)
+return out
 """
 
 #: ARGV: P, url, score, hot.  A fetched page's score: counted once; a hot page makes the

@@ -1,6 +1,8 @@
 """The Lua scripts of the Redis frontier: every cluster-wide decision is one atomic script.
 
-Each script is ``PRELUDE`` + ``CHECK`` + a body (INIT has no ``CHECK``: it writes ``cfg``).
+Each script is ``PRELUDE`` + ``CHECK`` + a body (INIT has no ``CHECK``: it writes ``cfg``;
+ADD and ADD_MANY share ``ADD_LINK``, ADD's body as a Lua function, so a page's outlinks in one
+call are queued exactly as one call each would).
 ``ARGV[1]`` is the crawl's key prefix ``P`` (keys are derived from it inside the scripts, so
 this needs a single Redis server, not Redis Cluster); the crawl's configuration is read from
 ``P..'cfg'`` so every worker decides with the same rules, and a script that finds it gone

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
@@ -30,7 +31,7 @@ from focuscrawl.addon import FocusCrawl
 from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.demo.webserver import Page, ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
-from focuscrawl.distributed.connection import RedisServices
+from focuscrawl.distributed.connection import RedisLink, RedisServices, Unavailable
 from focuscrawl.distributed.frontier import Op, RedisFrontier, add_op, bloom_size, crawled_op
 from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
 from focuscrawl.distributed.pagemw import PageOutputMiddleware
@@ -285,6 +286,40 @@ def test_a_lease_whose_answer_was_lost_goes_back(redis_server):
     again = [f.pop(), f.pop()]
     assert entry.url in {e.url for _, e in again}  # the orphan's URL is handed out again
     assert f.orphans([known, *(lease for lease, _ in again)]) == 0  # known leases stay
+
+
+@pytest.mark.parametrize("leased", [True, False], ids=["lease", "robots"])
+def test_a_start_whose_answer_was_lost_is_not_waited_for(redis_server, leased):
+    """A HOST_START that Redis ran but whose reply the broken connection lost: the worker asks
+    again through its RedisLink when Redis is back and must be told it started (before, its
+    own active slot answered 'no free slot' forever and the server was blocked for the whole
+    crawl: test_redis_restarted_mid_crawl[persistence] stalled)."""
+    client = redis_server.client()
+    prefix = f"lost-start-{leased}:"
+    f = frontier_for(client, prefix, "w1", delay=60)
+    hosts = RedisHosts(client, prefix, "w1")
+    f.add(Link("http://a.test/1", host="a.test"))
+    lease: int | None = f.pop()[0] if leased else None
+    token = f"L{lease}" if leased else "w1#1"
+    link = RedisLink("test", retry=0.01)
+    lost = [True]
+
+    def start_reply_lost(*args: Any, **kwargs: Any) -> float | None:
+        wait = hosts.start(*args, **kwargs)
+        if lost:
+            lost.pop()
+            raise RedisConnectionError("Connection closed by server.")
+        return wait
+
+    with pytest.raises(Unavailable):
+        link.call(start_reply_lost, "a.test", token, 0.0, lease)
+    time.sleep(0.02)  # the link's next attempt is due
+    assert link.call(start_reply_lost, "a.test", token, 0.0, lease) == 0  # started: go on
+    server = hosts.server("a.test")
+    assert server["started"] == "1"  # one start, and its delay still holds for the others
+    assert RedisHosts(client, prefix, "w2").start("a.test", "w2#1") is None
+    hosts.finish("a.test", token, 0.01)
+    assert client.hgetall(prefix + "hs:a.test") == {}
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout

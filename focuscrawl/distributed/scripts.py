@@ -749,7 +749,9 @@ return 1
 #: start now, cluster-wide: returns 0 (started: the slot is active, the next start waits for
 #: the delay), -1 (no free slot, or this worker was declared dead: its slots no longer count,
 #: so it must not start anything), -2 (the lease is no longer this worker's: it was reaped
-#: while the worker was frozen, another worker has the URL) or ms to wait.
+#: while the worker was frozen, another worker has the URL) or ms to wait.  A token this
+#: worker already started (the reply was lost with the connection, and it asks again): 0, and
+#: nothing changes.
 HOST_START = PRELUDE + CHECK + r"""
 local wid, host, token = ARGV[2], ARGV[3], ARGV[4]
 -- fencing: a worker declared dead (its alive key expired) starts nothing until it re-registers
@@ -762,6 +764,9 @@ local cd = tonumber(ARGV[5])
 if cd > hnum(host, 'cd', 0) then set_crawl_delay(host, cd) end
 local sk = P .. 'hs:' .. host
 local mine = redis.call('HGET', sk, token)
+-- started already: asked again because the reply was lost (Redis killed after running this,
+-- before answering); its own active slot would otherwise keep the request waiting forever
+if mine == wid .. '|a' then return 0 end
 local p, a = slots(host)
 if a >= conc_of(host) then return -1 end
 local nxt = hnum(host, 'next', 0)

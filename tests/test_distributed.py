@@ -288,6 +288,21 @@ def test_a_lease_whose_answer_was_lost_goes_back(redis_server):
     assert f.orphans([known, *(lease for lease, _ in again)]) == 0  # known leases stay
 
 
+def reply_lost_once(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose first reply is lost: Redis runs it, the connection breaks before the
+    answer (Redis killed between the two)."""
+    lost = [True]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        if lost:
+            lost.pop()
+            raise RedisConnectionError("Connection closed by server.")
+        return result
+
+    return call
+
+
 @pytest.mark.parametrize("leased", [True, False], ids=["lease", "robots"])
 def test_a_start_whose_answer_was_lost_is_not_waited_for(redis_server, leased):
     """A HOST_START that Redis ran but whose reply the broken connection lost: the worker asks
@@ -302,15 +317,7 @@ def test_a_start_whose_answer_was_lost_is_not_waited_for(redis_server, leased):
     lease: int | None = f.pop()[0] if leased else None
     token = f"L{lease}" if leased else "w1#1"
     link = RedisLink("test", retry=0.01)
-    lost = [True]
-
-    def start_reply_lost(*args: Any, **kwargs: Any) -> float | None:
-        wait = hosts.start(*args, **kwargs)
-        if lost:
-            lost.pop()
-            raise RedisConnectionError("Connection closed by server.")
-        return wait
-
+    start_reply_lost = reply_lost_once(hosts.start)
     with pytest.raises(Unavailable):
         link.call(start_reply_lost, "a.test", token, 0.0, lease)
     time.sleep(0.02)  # the link's next attempt is due
@@ -320,6 +327,31 @@ def test_a_start_whose_answer_was_lost_is_not_waited_for(redis_server, leased):
     assert RedisHosts(client, prefix, "w2").start("a.test", "w2#1") is None
     hosts.finish("a.test", token, 0.01)
     assert client.hgetall(prefix + "hs:a.test") == {}
+
+
+def test_a_download_end_whose_answer_was_lost_is_answered_again(redis_server):
+    """DOWNLOADED ran but its reply was lost: RedisLink sends it again once Redis is back, and
+    the worker gets the same answer (before: -1, as if the lease had been reaped, and the
+    page's response was dropped with its outlinks while Redis counted it fetched)."""
+    client = redis_server.client()
+    prefix = "lost-downloaded:"
+    f = frontier_for(client, prefix, "w1")
+    for host in ("a.test", "b.test"):
+        f.add(Link(f"http://{host}/", host=host))
+    (l1, e1), (l2, _) = f.pop(), f.pop()
+    link = RedisLink("test", retry=0.01)
+    answers: list[int] = []
+    assert link.write(reply_lost_once(f.downloaded), l1, True, then=answers.append) is None
+    time.sleep(0.02)  # the link's next attempt is due
+    st = link.call(f.status)  # the kept write goes first
+    assert answers == [1]  # its page number, not -1
+    assert (st["fetched"], st["reserved"], st["inflight"]) == (1, 1, 2)  # counted once
+    assert link.write(reply_lost_once(f.downloaded), l2, False, then=answers.append) is None
+    time.sleep(0.02)
+    st = link.call(f.status)
+    assert answers == [1, 0] and (st["fetched"], st["reserved"]) == (1, 0)
+    assert f.release([l1]) == 1  # requeued (a worker leaving): the record has no page number
+    assert not client.hexists(f"{prefix}r:{e1.url}", "n") and f.status()["fetched"] == 0
 
 def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout

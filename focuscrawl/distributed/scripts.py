@@ -31,7 +31,7 @@ Key layout under the prefix ``P``:
 ``g:o:<id>``             ZSET   out-edges in insertion order; ``g:in`` HASH in-degrees
 ``g:hot`` SET, ``g:dist`` HASH  hot pages; distance from a hot page (only if < limit)
 ``l:<lease>``            HASH   a handed-out URL: its record + u(rl) w(orker) st(ate: r
-                                reserved, f fetched) cnt (counted as a page)
+                                reserved, f fetched) cnt (counted as a page) n (its number)
 ``wl:<worker>``          SET    a worker's leases; ``w:<worker>`` STRING alive key (its TTL in ms,
                                 PX TTL; renewed by heartbeats and by every script the worker runs)
 ``workers``              ZSET   registered workers -> last heartbeat
@@ -375,7 +375,7 @@ local function requeue_lease(lease)
     redis.call('DEL', lk)
     return 0
   end
-  redis.call('HDEL', lk, 'u', 'w', 'st', 'cnt')
+  redis.call('HDEL', lk, 'u', 'w', 'st', 'cnt', 'n')
   redis.call('RENAME', lk, P .. 'r:' .. url)
   if BLOOM_M == 0 then redis.call('SREM', P .. 'done', url) end
   local r = rec(url)
@@ -663,16 +663,20 @@ return {lease, url, v[1], v[2], v[3], v[4] or '', v[5] or '', v[6] or ''}
 
 #: ARGV: P, worker, lease, counted.  The download ended: the reservation becomes a fetched
 #: page (counted towards MAX_PAGES, returns its number) or, for a redirect or an error, frees
-#: its share of the budget (returns 0).  -1 for a lease this worker no longer holds.
+#: its share of the budget (returns 0).  -1 for a lease this worker no longer holds.  Told
+#: again (the reply was lost with the connection, and the worker's RedisLink sends it again):
+#: the same answer, nothing counted twice.
 DOWNLOADED = PRELUDE + CHECK + r"""
 touch(ARGV[2])
 local lk = P .. 'l:' .. ARGV[3]
-local v = redis.call('HMGET', lk, 'w', 'st')
-if (not v[1]) or v[1] ~= ARGV[2] or v[2] ~= 'r' then return -1 end
+local v = redis.call('HMGET', lk, 'w', 'st', 'n')
+if (not v[1]) or v[1] ~= ARGV[2] then return -1 end
+if v[2] ~= 'r' then return tonumber(v[3] or '0') end
 incr('reserved', -1)
 if ARGV[4] == '1' then
-  redis.call('HSET', lk, 'st', 'f', 'cnt', '1')
-  return incr('fetched')
+  local n = incr('fetched')
+  redis.call('HSET', lk, 'st', 'f', 'cnt', '1', 'n', n)
+  return n
 end
 redis.call('HSET', lk, 'st', 'f')
 return 0

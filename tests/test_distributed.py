@@ -329,6 +329,29 @@ def test_a_start_whose_answer_was_lost_is_not_waited_for(redis_server, leased):
     assert client.hgetall(prefix + "hs:a.test") == {}
 
 
+def test_a_failing_callback_of_a_kept_write_loses_nothing(redis_server, caplog):
+    """The writes kept while Redis was away are replayed in order before the next call; one
+    whose ``then`` raises must not stop the others nor the call that replays them (before,
+    the exception left the later ones kept and dropped that call, itself maybe a write)."""
+    client = redis_server.client()
+    key = "kept-writes"
+    link = RedisLink("test", retry=0.01)
+
+    def refused() -> None:
+        raise RedisConnectionError("Connection refused.")
+
+    def boom(result: Any) -> None:
+        raise ValueError(f"callback failed on {result}")
+
+    with pytest.raises(Unavailable):
+        link.call(refused)
+    assert link.write(client.rpush, key, "a", then=boom) is None  # kept
+    assert link.write(client.rpush, key, "b") is None
+    time.sleep(0.02)  # the link's next attempt is due
+    assert link.write(client.rpush, key, "c") == 3
+    assert client.lrange(key, 0, -1) == [b"a", b"b", b"c"] and link.up
+    assert "callback failed on 1" in caplog.text
+
 def test_a_download_end_whose_answer_was_lost_is_answered_again(redis_server):
     """DOWNLOADED ran but its reply was lost: RedisLink sends it again once Redis is back, and
     the worker gets the same answer (before: -1, as if the lease had been reaped, and the

@@ -126,7 +126,7 @@ class RedisLink:
                 result = kept(*kept_args)
                 self._pending.popleft()
                 if then is not None:
-                    then(result)
+                    _answer(then, result)
             result = fn(*args)
         except (RedisConnectionError, RedisTimeoutError) as e:
             self._down(e)
@@ -183,6 +183,17 @@ class RedisLink:
         logger.error("focuscrawl distributed: %s at %s: this worker stops (redis_crawl_lost); "
                      "its pages so far are in its output. Start a new crawl, or restore Redis's "
                      "data and start the workers again", self.lost, self.url)
+
+
+def _answer(then: Callable[[Any], None], result: Any) -> None:
+    """A replayed write's callback: a failure is logged, not raised, or the writes kept after
+    it would wait for the next call and the call that replayed them (maybe itself a write)
+    would be lost."""
+    try:
+        then(result)
+    except Exception:
+        logger.exception("focuscrawl distributed: the callback of a write kept while Redis was "
+                         "away failed")
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from w3lib.url import canonicalize_url
@@ -10,10 +11,14 @@ from w3lib.url import canonicalize_url
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
+@lru_cache(maxsize=1 << 15)
 def canonical(url: str) -> str:
     """The de-duplication key of a URL: fragment dropped, query sorted, host lower-cased.
 
-    Raises ValueError for a URL that cannot be a fetchable http(s) URL.
+    Raises ValueError for a URL that cannot be a fetchable http(s) URL.  Cached (a bounded
+    LRU): a site's navigation links recur on every page, and each link is canonicalised by the
+    spider and again by the scheduler; w3lib's canonicalisation was 17% of a replayed crawl's
+    CPU time.
     """
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ALLOWED_SCHEMES:

@@ -484,6 +484,31 @@ class Learned(Frontier):
         self._fetching = {u: mapping[s] for u, s in self._fetching.items()}
         self.stats["compactions"] += 1
 
+    # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
+    def pack_extra(self, entry: Entry) -> Any:
+        """A spilled link keeps its feature row (exact, ~1/3 the bytes of the link's text, and
+        no featurising again); its slot is freed for the next compaction."""
+        slot = entry.extra
+        if slot is None:
+            return None
+        row = self.store.row(slot)
+        self.store.free(slot)
+        return row
+
+    def unpack_extra(self, entry: Entry, data: Any) -> None:
+        entry.extra = None if data is None else self.store.add_row(data)
+
+    def after_reload(self, entries: list[Entry]) -> None:
+        """A batch back from disk is scored by today's model, not its frozen value."""
+        live = [e for e in entries if e.extra is not None]
+        if live:
+            slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+            for entry, value in zip(live, self._values(slots).tolist(), strict=True):
+                entry.score = value
+
+    def extra_bytes(self, entry: Entry) -> int:
+        return 0 if entry.extra is None else self.store.row_bytes(entry.extra)
+
     # -- persistence --------------------------------------------------------------------------
     def snapshot(self) -> dict:
         # links not scored yet stay pending (no flush here: a snapshot must not change the

@@ -26,7 +26,7 @@ import os
 import pickle
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -70,6 +70,7 @@ class SQLiteStore:
             CREATE TABLE IF NOT EXISTS snapshot (
                 id INTEGER PRIMARY KEY CHECK (id = 1), taken REAL, state BLOB);
             CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, op BLOB);
+            CREATE TABLE IF NOT EXISTS spill (batch INTEGER PRIMARY KEY, data BLOB);
             """
         )
         version = self.get_meta("schema")
@@ -84,6 +85,8 @@ class SQLiteStore:
         self._buffer: list[tuple[int, bytes]] = []
         self._last_commit = clock()
         self.stats = {"ops": 0, "commits": 0, "snapshots": 0, "snapshot_bytes": 0}
+        # the spilled batches the state refers to (see JournalSpill); None: no spilling
+        self.spill_live: Callable[[], Iterable[int]] | None = None
 
     # -- meta ---------------------------------------------------------------------------
     def get_meta(self, key: str, default: Any = None) -> Any:
@@ -141,11 +144,34 @@ class SQLiteStore:
             self._db.execute("INSERT OR REPLACE INTO snapshot (id, taken, state) VALUES (1, ?, ?)",
                              (time.time(), blob))
             self._db.execute("DELETE FROM journal")
+            self._drop_spilled()
         self._buffer.clear()
         self.ops_since_snapshot = 0
         self._last_commit = self.clock()
         self.stats["snapshots"] += 1
         self.stats["snapshot_bytes"] = len(blob)
+
+    # -- spilled frontier batches -------------------------------------------------------
+    def put_spill(self, batch: int, data: bytes) -> None:
+        """Write a spilled batch now (its own transaction: see JournalSpill for why)."""
+        self._db.execute("INSERT OR REPLACE INTO spill (batch, data) VALUES (?, ?)",
+                         (batch, data))
+
+    def get_spill(self, batch: int) -> bytes:
+        row = self._db.execute("SELECT data FROM spill WHERE batch = ?", (batch,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: spilled batch {batch} is missing")
+        return row[0]
+
+    def _drop_spilled(self) -> None:
+        """In a snapshot's transaction: delete the batches the new state no longer refers to."""
+        if self.spill_live is None:
+            return
+        live = set(self.spill_live())
+        stored = [b for (b,) in self._db.execute("SELECT batch FROM spill")]
+        gone = [(b,) for b in stored if b not in live]
+        if gone:
+            self._db.executemany("DELETE FROM spill WHERE batch = ?", gone)
 
     def close(self) -> None:
         """Commit what is buffered and close the database (checkpointing the WAL)."""
@@ -170,3 +196,30 @@ class _Transaction:
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+
+
+class JournalSpill:
+    """A frontier's spilled batches in its JOBDIR state database (``spill.SpillStore``).
+
+    Crash-safe without journaling the batches themselves: a batch is written (committed) when
+    it spills, and replaying the journal spills the same URLs into the same batch number again
+    (INSERT OR REPLACE, the same bytes), so a batch whose spill the journal lost is
+    overwritten by the next spill of that number.  A batch that came back is deleted only by
+    the next snapshot, in its transaction, so a kill at any moment leaves every batch the
+    snapshot and its journal refer to.
+    """
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+
+    def put(self, batch: int, data: bytes) -> None:
+        self.store.put_spill(batch, data)
+
+    def get(self, batch: int) -> bytes:
+        return self.store.get_spill(batch)
+
+    def release(self, batch: int) -> None:
+        pass  # deleted by the next snapshot (SQLiteStore.spill_live)
+
+    def close(self) -> None:
+        pass  # the store's owner closes it

@@ -20,16 +20,32 @@ from __future__ import annotations
 
 import heapq
 import random
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from .linkgraph import LinkGraph
 from .queues import Entry, Key, ServerQueues
 from .seen import FingerprintSet
+from .spill import Spilled, SpillStore
 
 Ready = Callable[[str], bool] | None
+_key_of = attrgetter("key")
+# per queued URL beyond its Entry and strings: its heap item (a 4-tuple) and key, and its
+# share of the entries dict (a slot of 3 words at 1/3 .. 2/3 load)
+_OVERHEAD = sys.getsizeof((0, 0, 0, None)) + 8 * 3 * 2
+
+
+def entry_bytes(entry: Entry) -> int:
+    """Bytes a queued entry holds in memory (shared strings, like the host, left out)."""
+    size = (sys.getsizeof(entry) + sys.getsizeof(entry.url) + sys.getsizeof(entry.key)
+            + _OVERHEAD)
+    if entry.anchor:
+        size += sys.getsizeof(entry.anchor)
+    return size
 
 
 @dataclass(slots=True)
@@ -62,7 +78,7 @@ class Frontier:
 
     def __init__(
         self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,
-        distance_limit: int = 3,
+        distance_limit: int = 3, frontier_memory: int = 0,
     ) -> None:
         self.max_buffer = max_buffer
         self.round_robin = round_robin
@@ -78,13 +94,17 @@ class Frontier:
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
         self._seq = 0
         self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
+        # FOCUS_FRONTIER_MEMORY: past this many URLs queued in memory, the worst go to disk
+        self.spilled: Spilled | None = Spilled(frontier_memory) if frontier_memory > 0 else None
 
     # -- the interface ------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.entries)
+        """URLs queued, in memory and on disk."""
+        return len(self.entries) + (len(self.spilled) if self.spilled is not None else 0)
 
     def __contains__(self, url: str) -> bool:
-        return url in self.entries or url in self.done
+        return (url in self.entries or url in self.done
+                or self.spilled is not None and url in self.spilled.urls)
 
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
@@ -101,7 +121,10 @@ class Frontier:
         self.on_new(entry, link)
         self.queues.push(entry, self.key(entry))
         self._bound(entry)
-        return entry.url in self.entries
+        queued = entry.url in self.entries
+        if self.spilled is not None and len(self.queues) > self.spilled.limit:
+            self._spill()
+        return queued
 
     def _known(self, link: Link) -> bool | None:
         """add()'s answer for a URL already queued (improved?), fetched or refused; None for a
@@ -111,6 +134,9 @@ class Frontier:
         if entry is not None:
             self.stats["duplicates"] += 1
             return self.improve(entry, link)
+        if self.spilled is not None and link.url in self.spilled.urls:
+            self.stats["duplicates"] += 1  # queued on disk: its priority is frozen there
+            return False
         if link.url in self.done and not link.force:
             self.stats["duplicates"] += 1
             return False
@@ -139,6 +165,7 @@ class Frontier:
         server that is not ready, another server's URL is taken only if its value is at least
         ``(1 - slack)`` times the best one's; else None, and the crawl waits for that server.
         """
+        self.balance()
         entry = self.queues.pop(ready, self._acceptor(slack))
         if entry is not None:
             self._hand_out(entry)
@@ -172,6 +199,7 @@ class Frontier:
         deterministic: which server was ready when is timing, not state.  None if ``url`` is
         not queued.
         """
+        self.balance()
         entry = self.entries.get(url)
         if entry is None:
             return None
@@ -195,7 +223,133 @@ class Frontier:
         self.queues.push(entry, self.key(entry))
         self.stats["requeued"] += 1
 
+    def balance(self) -> None:
+        """FOCUS_FRONTIER_MEMORY: spill the worst URLs past the limit, or bring the best
+        spilled batch back below the low-water mark.
+
+        Called where a URL is chosen (:meth:`pop`, :meth:`take`, a Best-N-First batch), so a
+        journal replay of the same calls spills and reloads at the same moments; a pop that
+        chose nothing but balanced is journaled as such (``stats["spills"]``/``["reloads"]``).
+        """
+        spilled = self.spilled
+        if spilled is None:
+            return
+        if len(self.queues) > spilled.limit:
+            self._spill()
+        while spilled.index and len(self.queues) < spilled.low:
+            self._reload()
+
+    def attach_spill(self, store: SpillStore) -> None:
+        """Keep spilled batches in ``store`` (the JOBDIR's database) instead of a temporary
+        file; before any spill or restore."""
+        if self.spilled is not None:
+            self.spilled.store = store
+
+    def close(self) -> None:
+        """Release the spill file (the frontier stays readable: snapshot, len)."""
+        if self.spilled is not None:
+            self.spilled.close()
+
+    def _spill(self) -> None:
+        """Move the lowest-priority queued URLs to disk: down to one batch under the limit,
+        in batches of the spill size, each with what it takes to queue its URLs again."""
+        spilled = self.spilled
+        assert spilled is not None
+        live = list(self.queues.entries())
+        live.sort(key=_key_of)
+        keep = max(0, spilled.limit - spilled.batch)
+        out = live[keep:]
+        del live[keep:]
+        self.queues.rebuild(live, _key_of)  # the heaps drop the spilled entries now
+        for start in range(0, len(out), spilled.batch):
+            chunk = out[start:start + spilled.batch]
+            spilled.write([self.pack(e) for e in chunk], chunk[0].key)
+            self.stats["spills"] += 1
+        urls = spilled.urls
+        entries = self.entries
+        for entry in out:
+            entry.queued = False
+            del entries[entry.url]
+            urls.add(entry.url)
+        self.stats["spilled"] += len(out)
+        if self.max_buffer:
+            self._worst = [item for item in self._worst if item[2].queued]
+            heapq.heapify(self._worst)
+
+    def _reload(self) -> None:
+        """Queue the best spilled batch again, keyed by today's rule."""
+        spilled = self.spilled
+        assert spilled is not None
+        back = []
+        for row in spilled.read():
+            entry = self.unpack(row)
+            spilled.urls.discard(entry.url)
+            if entry.url in self.entries or entry.url in self.done:
+                continue  # cannot happen (a spilled URL is never queued twice); never fatal
+            self.entries[entry.url] = entry
+            back.append(entry)
+        self.after_reload(back)
+        for entry in back:
+            self.queues.push(entry, self.key(entry))
+            if self.max_buffer:
+                heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+        self.stats["reloads"] += 1
+        self.stats["reloaded"] += len(back)
+
+    def pack(self, entry: Entry) -> tuple:
+        """What a spilled entry keeps on disk (plain, picklable values)."""
+        return (entry.url, entry.host, entry.seq, entry.score, entry.keyword, entry.depth,
+                entry.parent, entry.anchor, entry.payload, self.pack_extra(entry))
+
+    def unpack(self, row: tuple) -> Entry:
+        url, host, seq, score, keyword, depth, parent, anchor, payload, extra = row
+        entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth, parent=parent,
+                      anchor=anchor, payload=payload)
+        self.unpack_extra(entry, extra)
+        return entry
+
+    def memory_stats(self) -> dict[str, int | float]:
+        """URLs queued in memory and on disk, spills and reloads, and bytes a URL: an
+        estimate in memory (a sample of entries, see :func:`entry_bytes`), exact on disk."""
+        spilled = self.spilled
+        on_disk = len(spilled) if spilled is not None else 0
+        stats: dict[str, int | float] = {
+            "memory": len(self.entries), "disk": on_disk,
+            "spills": self.stats.get("spills", 0), "reloads": self.stats.get("reloads", 0),
+            "bytes_per_url": self.entry_bytes(),
+        }
+        if on_disk:
+            assert spilled is not None
+            stats["disk_bytes_per_url"] = round(spilled.disk_bytes / on_disk, 1)
+        return stats
+
+    def entry_bytes(self, sample: int = 64) -> int:
+        """Estimated bytes a URL queued in memory costs: the entry, its strings and key, its
+        heap item and dict slot, over the first ``sample`` entries."""
+        total = n = 0
+        for entry in self.entries.values():
+            total += entry_bytes(entry) + self.extra_bytes(entry)
+            n += 1
+            if n == sample:
+                break
+        return round(total / n) if n else 0
+
     # -- hooks for strategies -------------------------------------------------------------
+    def pack_extra(self, entry: Entry) -> Any:
+        """``entry.extra`` as a spilled entry keeps it (frees what memory it held)."""
+        return entry.extra
+
+    def unpack_extra(self, entry: Entry, data: Any) -> None:
+        entry.extra = data
+
+    def after_reload(self, entries: list[Entry]) -> None:
+        """A spilled batch is back, not queued yet (the learned order re-scores it)."""
+
+    def extra_bytes(self, entry: Entry) -> int:
+        """Memory ``entry.extra`` holds, for :meth:`entry_bytes`."""
+        # the distiller's list of parents: their URL strings are the crawled pages' own
+        return 0 if entry.extra is None else sys.getsizeof(entry.extra)
+
     def key(self, entry: Entry) -> Key:
         return (entry.seq,)
 
@@ -264,6 +418,7 @@ class Frontier:
             "graph": self.graph.snapshot() if self.graph is not None else None,
             "stats": dict(self.stats),
             "cursor": self.queues._cursor,  # round-robin: the queue read next
+            "spilled": self.spilled.snapshot() if self.spilled is not None else None,
         }
 
     def restore(self, state: dict) -> None:
@@ -291,6 +446,12 @@ class Frontier:
                 if self.max_buffer:
                     heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
         self.queues._cursor = state.get("cursor", 0)
+        spilled = state.get("spilled")
+        if spilled is not None:
+            if self.spilled is None:
+                raise ValueError("the saved frontier has URLs on disk; set "
+                                 "FOCUS_FRONTIER_MEMORY to resume it")
+            self.spilled.restore(spilled)
         self.after_restore(state)
 
     def after_restore(self, state: dict) -> None:
@@ -452,6 +613,7 @@ class BestNFirst(Frontier):
     def open_batch(self) -> None:
         """Choose the next batch: the top N queued links, in seeded random order, handed out
         after any left of the current one.  Journaled (a "batch" operation) and replayed."""
+        self.balance()
         chunk: list[Entry] = []
         while len(chunk) < self.n:
             entry = self.queues.pop(None)

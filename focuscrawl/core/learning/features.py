@@ -223,6 +223,28 @@ class FeatureStore:
         self.live += 1
         return slot
 
+    def row(self, slot: int) -> tuple:
+        """One row as plain values (bytes and floats), for :meth:`add` to store it again
+        exactly: what a spilled link keeps on disk."""
+        start, end = int(self._start[slot]), int(self._end[slot])
+        host, directory, parent = (int(x) for x in self._area[slot])
+        return (self._cols[start:end].tobytes(), self._vals[start:end].tobytes(),
+                self._dense[slot].tobytes(), host, directory, parent,
+                float(self.inlinks[slot]), float(self.near[slot]))
+
+    def add_row(self, row: tuple) -> int:
+        """Store a row :meth:`row` gave (its in-links and nearness included); its slot."""
+        cols, vals, dense, host, directory, parent, inlinks, near = row
+        slot = self.add(np.frombuffer(cols, dtype=np.int32), np.frombuffer(vals, dtype=np.float32),
+                        np.frombuffer(dense, dtype=np.float32), host, directory, parent)
+        self.inlinks[slot] = inlinks
+        self.near[slot] = near
+        return slot
+
+    def row_bytes(self, slot: int) -> int:
+        """Bytes one row holds in memory (its hashed features and its fixed columns)."""
+        return int(self._end[slot] - self._start[slot]) * 8 + self.width * 4 + 3 * 4 + 8 + 1 + 16
+
     def free(self, slot: int) -> None:
         if self._live[slot]:
             self._live[slot] = False

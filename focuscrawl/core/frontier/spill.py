@@ -1,0 +1,143 @@
+"""Bounded memory for a frontier: its lowest-priority part spilled to SQLite (no Scrapy).
+
+A crawl of a million pages discovers tens of millions of URLs, most of which it will never
+fetch: they wait at the bottom of the frontier.  With ``frontier_memory`` set, a frontier keeps
+at most that many URLs queued in memory; past it, the lowest-priority ones leave in batches
+(:data:`BATCH_SHARE` of the limit, so that a spill is one sort and one write, not per-link work)
+for a :class:`SpillStore`, and when the in-memory part falls under :data:`LOW_WATER` of the
+limit the best spilled batch comes back, before the frontier could run dry.
+
+The approximation, documented where the setting is: a spilled URL's priority is frozen at
+spill time until it comes back.  Re-ranks (the learned order's, the distiller's hub weights,
+Cho's promotions) do not see it, a link found again to it does not improve it (it counts as a
+duplicate), and batches come back by the best priority they had when they left.  On its
+return a URL is keyed again by the strategy's current rule (the learned order re-scores the
+batch with today's model).
+
+Where the batches live:
+
+* :class:`TempSpill` -- without JOBDIR: SQLite's private temporary database (``$SQLITE_TMPDIR``
+  or ``$TMPDIR``), which SQLite unlinks as it opens it, so nothing is left behind, even after
+  kill -9;
+* ``stores.JournalSpill`` -- with JOBDIR: a table of the crawl's state database.  A batch is
+  written when it spills and a resumed crawl's journal replay spills it again, identically; a
+  batch that came back is deleted only by the next snapshot (its transaction), so the state a
+  kill leaves always finds the batches it refers to.
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import sqlite3
+from typing import Any, Protocol
+
+from .queues import Key
+from .seen import FingerprintSet
+
+#: a spill moves this share of the limit (at least) to disk, as one or more batches this big
+BATCH_SHARE = 0.125
+#: the best spilled batch comes back when fewer URLs than this share of the limit are queued
+LOW_WATER = 0.5
+
+
+class SpillStore(Protocol):
+    """Where spilled batches are kept, by batch number."""
+
+    def put(self, batch: int, data: bytes) -> None: ...
+
+    def get(self, batch: int) -> bytes: ...
+
+    def release(self, batch: int) -> None:
+        """The batch came back: it may be deleted (now, or when that is safe)."""
+
+    def close(self) -> None: ...
+
+
+class TempSpill:
+    """Batches in SQLite's private temporary database: on disk, gone when closed or killed."""
+
+    def __init__(self) -> None:
+        # "": a temporary on-disk database, deleted by SQLite itself (it is never reopened)
+        self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=OFF")  # nothing here survives the process
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute("CREATE TABLE spill (batch INTEGER PRIMARY KEY, data BLOB)")
+
+    def put(self, batch: int, data: bytes) -> None:
+        self._db.execute("INSERT OR REPLACE INTO spill (batch, data) VALUES (?, ?)",
+                         (batch, data))
+
+    def get(self, batch: int) -> bytes:
+        row = self._db.execute("SELECT data FROM spill WHERE batch = ?", (batch,)).fetchone()
+        if row is None:
+            raise KeyError(f"spilled batch {batch} is missing")
+        return row[0]
+
+    def release(self, batch: int) -> None:
+        self._db.execute("DELETE FROM spill WHERE batch = ?", (batch,))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Spilled:
+    """The spilled part of a frontier: batch index, URL fingerprints, counters.
+
+    ``index`` is a heap of (best key at spill time, batch number, URLs); ``urls`` answers "is
+    this URL queued on disk?" in 8 bytes a URL, so that a link found again is a duplicate.
+    """
+
+    __slots__ = ("limit", "batch", "low", "index", "urls", "next", "disk_bytes", "store")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.batch = max(1, int(limit * BATCH_SHARE))
+        self.low = int(limit * LOW_WATER)
+        self.index: list[tuple[Key, int, int]] = []
+        self.urls = FingerprintSet()
+        self.next = 0  # number of the next batch
+        self.disk_bytes = 0  # pickled bytes of the batches on disk
+        self.store: SpillStore | None = None  # made at the first spill unless attached
+
+    def __len__(self) -> int:
+        return len(self.urls)
+
+    def write(self, rows: list[tuple], best: Key) -> None:
+        """Spill one batch of packed entries whose best key is ``best``."""
+        if self.store is None:
+            self.store = TempSpill()
+        data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        number = self.next
+        self.next += 1
+        self.store.put(number, data)
+        heapq.heappush(self.index, (best, number, len(rows)))
+        self.disk_bytes += len(data)
+
+    def read(self) -> list[tuple]:
+        """Take the best batch back: its packed entries."""
+        assert self.store is not None, "a spilled batch without a store"
+        _, number, _ = heapq.heappop(self.index)
+        data = self.store.get(number)
+        self.store.release(number)
+        self.disk_bytes -= len(data)
+        return pickle.loads(data)  # noqa: S301 - the crawl's own batches
+
+    def batches(self) -> list[int]:
+        """The numbers of the batches on disk."""
+        return [number for _, number, _ in self.index]
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"index": list(self.index), "urls": self.urls.to_bytes(), "next": self.next,
+                "disk_bytes": self.disk_bytes}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.index = [tuple(item) for item in state["index"]]  # type: ignore[misc]
+        heapq.heapify(self.index)
+        self.urls = FingerprintSet.from_bytes(state["urls"])
+        self.next = state["next"]
+        self.disk_bytes = state["disk_bytes"]
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()

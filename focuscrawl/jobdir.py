@@ -3,7 +3,9 @@
 Every change to the crawl state is journaled as an operation before it is applied: "add" (a
 link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed out, with its
 lease), "scored" (a page's score and digest), "failed" (a URL that gave no page), "flush" (the
-learned order scored its new links while choosing nothing), "finished" (a response counted
+learned order scored its new links while choosing nothing), "balance" (a frontier over
+FOCUS_FRONTIER_MEMORY spilled or took back a batch while choosing nothing; the batches are in the
+same database, see ``focuscrawl.core.frontier.stores.JournalSpill``), "finished" (a response counted
 against MAX_PAGES, with its crawl order) and "done" (everything the page produced is queued
 and its item written; see focuscrawl.middlewares.journal).  Opening restores the last
 snapshot, replays the journal through the same frontier API (``Frontier.take`` for a hand-out,
@@ -37,7 +39,7 @@ from scrapy import signals as scrapy_signals
 from . import signals as focus_signals
 from .completion import lease_of
 from .core.frontier import Entry, Frontier, Link
-from .core.frontier.stores import SQLiteStore, StoreError
+from .core.frontier.stores import JournalSpill, SQLiteStore, StoreError
 from .diskfull import is_disk_full, stop_crawl
 from .engine import downloading, has_engine, pages_in_spider
 
@@ -69,6 +71,7 @@ class JournalStore(SQLiteStore):
         super().__init__(path, **kwargs)
         self.halted = False
         self.on_full: Callable[[str, BaseException], None] | None = None
+        self._held: dict[int, bytes] = {}  # spilled batches not written (a full disk)
 
     def record(self, *op: Any) -> None:
         self._guard(super().record, *op)
@@ -83,6 +86,18 @@ class JournalStore(SQLiteStore):
         """Write nothing more (what is buffered is lost, as at a kill)."""
         self.halted = True
         self._buffer.clear()
+
+    def put_spill(self, batch: int, data: bytes) -> None:
+        """Write a spilled batch; once halted, keep it in memory (the crawl is stopping and
+        may still take it back)."""
+        self._held[batch] = data
+        self._guard(super().put_spill, batch, data)
+        if not self.halted:
+            del self._held[batch]
+
+    def get_spill(self, batch: int) -> bytes:
+        data = self._held.get(batch)
+        return data if data is not None else super().get_spill(batch)
 
     def close(self) -> None:
         if not self.halted:
@@ -205,6 +220,11 @@ class Jobdir:
             commit_every=s.getint("FOCUS_JOURNAL_COMMIT_OPS", 1000),
             commit_seconds=s.getfloat("FOCUS_JOURNAL_COMMIT_SECONDS", 0.5),
         )
+        frontier = self.frontier
+        assert frontier is not None
+        if frontier.spilled is not None:  # FOCUS_FRONTIER_MEMORY: batches in this database
+            frontier.attach_spill(JournalSpill(self.store))
+            self.store.spill_live = frontier.spilled.batches
         self._snapshot_ops = s.getint("FOCUS_JOURNAL_SNAPSHOT_OPS", 50000)
         self._max_open = (s.getint("FOCUS_JOURNAL_MAX_OPEN", 0)
                           or s.getint("CONCURRENT_REQUESTS", 16))
@@ -281,6 +301,8 @@ class Jobdir:
                              f", this focuscrawl reads {STATE_VERSION}; use a new JOBDIR")
         saved = state.get("order_options")
         if saved is not None:
+            # a JOBDIR from before FOCUS_FRONTIER_MEMORY never spilled: it resumes under it
+            saved.setdefault("frontier_memory", self.order_options.get("frontier_memory"))
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]
@@ -329,6 +351,8 @@ class Jobdir:
             frontier.failed(op[1], op[2])
         elif kind == "flush":
             frontier.flush()
+        elif kind == "balance":
+            frontier.balance()
         elif kind == "finished":
             _, lease, order = op
             self._pages += 1

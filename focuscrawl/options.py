@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from .core.frontier import DEFAULT_STRATEGY
 
+#: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
+FRONTIER_MEMORY = 2_000_000
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
@@ -31,6 +34,7 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "weight": s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
         "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
         "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
+        "frontier_memory": s.getint("FOCUS_FRONTIER_MEMORY", FRONTIER_MEMORY),
         "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
         "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
         "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),

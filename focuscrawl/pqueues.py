@@ -48,6 +48,9 @@ class FocusPriorityQueue:
         options = frontier_options(s, getattr(crawler, "spider", None))
         for name in ("max_pages", "work_conserving"):  # Scrapy's scheduler: no budget, no slots
             options.pop(name)
+        # no spilling: this queue keeps every Request object in memory anyway, and its state
+        # file saves only the URLs queued in memory
+        options["frontier_memory"] = 0
         self.frontier = make_frontier(options.pop("strategy"), **options)
         self._requests: dict[str, Request] = {}
         self._pending: dict[str, dict] = {}

@@ -165,6 +165,8 @@ class FocusScheduler:
             self.pages = self.jobdir.save(self.pages, self._lease_seq)
             self._leases.clear()
             self.jobdir.close()
+        if self.frontier is not None:
+            self.frontier.close()  # its spill file (FOCUS_FRONTIER_MEMORY), if any
 
     def has_pending_requests(self) -> bool:
         return self.frontier is not None and len(self.frontier) > 0 and self._budget() > 0
@@ -342,6 +344,9 @@ class FocusScheduler:
             stats.set_value(f"focus/{name}", f.stats.get(name, 0))
         for name, value in f.describe().items():
             stats.set_value(f"focus/{name}", value)
+        if f.spilled is not None:  # FOCUS_FRONTIER_MEMORY
+            for name, value in f.memory_stats().items():
+                stats.set_value(f"focus/frontier/{name}", value)
         if f.slack_waits:
             stats.set_value("focus/slack_waits", f.slack_waits)
         if f.stats.get("pages"):
@@ -366,14 +371,20 @@ class FocusScheduler:
         return failure
 
     def _pop(self, ready: Any) -> Entry | None:
-        """frontier.pop(), journaling a batch choice (Best-N-First) the pop made."""
+        """frontier.pop(), journaling a batch choice (Best-N-First) the pop made, and what a
+        pop that chose nothing changed."""
         frontier = self.frontier
         assert frontier is not None
-        batches, flushes = frontier.stats["batches"], frontier.stats["flushes"]
+        st = frontier.stats
+        batches, flushes = st["batches"], st["flushes"]
+        moves = st["spills"] + st["reloads"]
         entry = frontier.pop(ready, self.slack)
         if self.store is not None:
-            for _ in range(frontier.stats["batches"] - batches):
+            for _ in range(st["batches"] - batches):
                 self.store.record("batch")  # Best-N-First chose a batch (maybe two)
-            if entry is None and frontier.stats["flushes"] != flushes:
+            if entry is None and st["flushes"] != flushes:
                 self.store.record("flush")  # a learned order scored its new links
+            if (entry is None and st["batches"] == batches
+                    and st["spills"] + st["reloads"] != moves):
+                self.store.record("balance")  # spilled or reloaded (a batch choice does too)
         return entry

@@ -1,0 +1,256 @@
+"""Issue 13, bounded memory: FOCUS_FRONTIER_MEMORY spills the worst of the frontier to disk.
+
+* Every strategy hands out every URL exactly once with a tiny limit (spilling and reloading
+  all along), never holds more than the limit (plus one page's links) in memory, and orders
+  exactly as without a limit when the limit is not reached.
+* With JOBDIR the batches live in the state database: a scheduler "killed" mid-crawl and
+  reopened replays to the live state (the batches it refers to all there), and a snapshot
+  deletes the batches that came back.
+* End to end: ``scrapy crawl`` with a tiny limit, killed with SIGKILL and resumed, fetches
+  every page once (at most those in flight at a kill twice) and gives each its crawl order.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sqlite3
+import time
+
+import pytest
+
+from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.frontier.spill import TempSpill
+from focuscrawl.core.frontier.stores import SQLiteStore
+from focuscrawl.demo.webserver import ServerProcess
+from focuscrawl.jobdir import STATE_FILE
+
+from .jobdir_site import (
+    crawl_command,
+    line_count,
+    page_fetches,
+    page_urls,
+    read_lines,
+    site,
+    start_crawl,
+)
+from .test_crashsafe import drive, kill_at, scheduler_for
+
+STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
+              "distiller", "learned"]
+
+
+def crawl(name: str, memory: int, pages: int = 1200, **options) -> tuple[list[str], object]:
+    """A synthetic crawl through the core API: pop, score, add 8 links; the URLs handed out."""
+    rng = random.Random(5)
+    frontier = make_frontier(name, n=7, keywords=["garden"], every=25, learn_every=5,
+                             frontier_memory=memory, **options)
+    urls = [f"http://h{i % 9}.test/p{i}" for i in range(pages)]
+    frontier.add(Link(urls[0], host="h0.test"))
+    out = []
+    most = 0
+    while (entry := frontier.pop()) is not None:
+        out.append(entry.url)
+        score = rng.random()
+        frontier.crawled(entry.url, score, score > 0.8)
+        for url in rng.sample(urls, 8):
+            frontier.add(Link(url, host=url.split("/")[2], parent=entry.url,
+                              parent_score=score, keyword=rng.random() < 0.1,
+                              anchor="garden" if rng.random() < 0.2 else "next"))
+        most = max(most, len(frontier.queues))
+    frontier.most_in_memory = most  # type: ignore[attr-defined]
+    return out, frontier
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_every_url_once_with_a_tiny_limit(name):
+    unbounded, _ = crawl(name, 0)
+    bounded, frontier = crawl(name, 50)
+    assert len(bounded) == len(set(bounded))  # never handed out twice
+    assert set(bounded) == set(unbounded)  # and none lost
+    assert frontier.stats["spills"] > 10 and frontier.stats["reloads"] > 10
+    assert frontier.stats["spilled"] == frontier.stats["reloaded"]  # all came back
+    assert frontier.most_in_memory <= 50 + 8  # the limit, plus one page's links
+    assert len(frontier) == 0 and len(frontier.spilled) == 0
+    frontier.close()
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_the_order_is_unchanged_below_the_limit(name):
+    unbounded, _ = crawl(name, 0)
+    below, frontier = crawl(name, 10**6)
+    assert below == unbounded
+    assert frontier.stats["spills"] == 0 and frontier.spilled.store is None  # no file made
+
+
+def test_the_worst_urls_spill_and_the_best_batch_comes_back():
+    frontier = make_frontier("best-first", frontier_memory=16)
+    for i in range(40):
+        frontier.add(Link(f"http://a.test/{i}", host="a.test", parent_score=i / 100))
+    # spilled at 17 queued down to 14, then at 17 again ...: the best 14 stay in memory
+    assert len(frontier) == 40
+    in_memory = sorted(float(e.url.rsplit("/", 1)[1]) for e in frontier.entries.values())
+    assert in_memory == list(range(40 - len(in_memory), 40))
+    assert len(frontier.entries) <= 16
+    assert "http://a.test/0" in frontier and "http://a.test/39" in frontier
+    assert not frontier.add(Link("http://a.test/0", host="a.test", parent_score=0.9))
+    assert frontier.stats["duplicates"] == 1  # on disk: a duplicate, its priority frozen
+    popped = [frontier.pop().url for _ in range(40)]
+    assert popped == [f"http://a.test/{i}" for i in range(39, -1, -1)]  # batches in order
+    assert frontier.pop() is None
+    stats = frontier.memory_stats()
+    assert stats["memory"] == stats["disk"] == 0 and stats["reloads"] >= 1
+    frontier.close()
+
+
+def test_learned_links_come_back_with_their_features():
+    """A spilled learned link keeps its feature row, exactly: reloaded and re-scored by the
+    same model, it gets the value it would have had in memory."""
+    frontier = make_frontier("learned", keywords=["garden"], frontier_memory=8)
+    for i in range(30):
+        frontier.add(Link(f"http://a.test/{i}", host="a.test", parent="http://a.test/",
+                          parent_score=i / 30, anchor="garden" if i % 3 else "next",
+                          context=f"words {i} about the garden"))
+    frontier.flush()
+    before = {e.url: e.score for e in frontier.entries.values()}
+    frontier.balance()  # 30 queued: the worst go to disk
+    assert len(frontier.entries) <= 8 and frontier.stats["spilled"] == 30 - len(frontier.entries)
+    reference = make_frontier("learned", keywords=["garden"])
+    for i in range(30):
+        reference.add(Link(f"http://a.test/{i}", host="a.test", parent="http://a.test/",
+                           parent_score=i / 30, anchor="garden" if i % 3 else "next",
+                           context=f"words {i} about the garden"))
+    reference.flush()
+    values = {e.url: e.score for e in reference.entries.values()}
+    assert before == values
+    seen = []
+    while (entry := frontier.pop()) is not None:
+        seen.append(entry.url)
+        assert entry.score == pytest.approx(values[entry.url], abs=1e-12)
+    assert sorted(seen) == sorted(values)
+
+
+def test_temp_spill_keeps_batches_until_released():
+    spill = TempSpill()
+    spill.put(0, b"zero")
+    spill.put(1, b"one")
+    assert spill.get(1) == b"one"
+    spill.release(1)
+    with pytest.raises(KeyError):
+        spill.get(1)
+    assert spill.get(0) == b"zero"
+    spill.close()
+
+
+def test_a_snapshot_deletes_the_batches_that_came_back(tmp_path):
+    store = SQLiteStore(tmp_path / "s.sqlite")
+    live = {0, 1, 2}
+    store.spill_live = lambda: live
+    for b in live:
+        store.put_spill(b, bytes([b]))
+    live.discard(1)  # came back: still readable until the next snapshot
+    assert store.get_spill(1) == b"\x01"
+    store.snapshot({"n": 1})
+    rows = sqlite3.connect(tmp_path / "s.sqlite").execute(
+        "SELECT batch FROM spill ORDER BY batch").fetchall()
+    assert rows == [(0,), (2,)]
+    store.close()
+
+
+@pytest.mark.parametrize("strategy,settings", [
+    ("breadth-first", {}),
+    ("cho-distance", {}),
+    ("cho", {"FOCUS_REORDER": "backlinks"}),
+    ("best-first", {"FOCUS_MAX_BUFFER": 50}),
+    ("best-n-first", {"FOCUS_BEST_N": 5}),
+    ("best-n-first", {"FOCUS_BEST_N": 5, "FOCUS_ROUND_ROBIN": 3}),
+    ("distiller", {"FOCUS_DISTILLER_EVERY": 7}),
+    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}),
+    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 3, "FOCUS_SLACK": 0.5}),
+])
+@pytest.mark.parametrize("seed", range(2))
+def test_a_killed_spilling_scheduler_replays_to_the_live_state(tmp_path, strategy, settings,
+                                                                seed):
+    """test_crashsafe's kill-and-replay with 12 URLs in memory: spills and reloads replay."""
+    settings = {**settings, "FOCUS_FRONTIER_MEMORY": 12}
+    rng = random.Random(f"{strategy}{settings}{seed}")
+    live_dir, dead_dir = tmp_path / "live", tmp_path / "dead"
+    live = scheduler_for(live_dir, strategy, **settings)
+    moved = 0
+    for round_ in range(3):
+        drive(live, rng, rng.randrange(150, 400))
+        moved += live.frontier.stats["spills"] + live.frontier.stats["reloads"]
+        live.store.commit()
+        if dead_dir.exists():
+            shutil.rmtree(dead_dir)
+        shutil.copytree(live_dir, dead_dir)  # the files as a kill -9 leaves them
+        live.close("shutdown")
+        resumed = scheduler_for(dead_dir, strategy, **settings)
+        assert resumed.resumed
+        assert resumed.frontier.snapshot() == live.frontier.snapshot(), round_
+        assert (resumed.pages, resumed._order, resumed._orders) == (
+            live.pages, live._order, live._orders)
+        resumed.close("shutdown")
+        shutil.rmtree(live_dir)
+        shutil.copytree(dead_dir, live_dir)
+        live = scheduler_for(live_dir, strategy, **settings)
+    assert moved > 0  # it did spill and reload
+    other = scheduler_for(dead_dir, strategy, **settings)
+    drained = [[], []]
+    for i, s in enumerate((live, other)):
+        while (r := s.next_request()) is not None:
+            drained[i].append(r.url)
+            s.policy.unreserve(r.meta["focus_server"])
+    assert drained[0] == drained[1]
+    assert len(drained[0]) == len(set(drained[0]))
+    live.close("finished")
+    other.close("finished")
+    assert other.stats.get_value("focus/frontier/disk") == 0  # drained
+    assert other.stats.get_value("focus/frontier/spills") > 0
+
+
+def test_sigkill_with_a_tiny_frontier_memory_then_resume(tmp_path):
+    """Spilling and reloading all along, killed three times: every page once, orders 1..N."""
+    pages = site()
+    everything = page_urls(pages)
+    rng = random.Random(1313)
+    targets = sorted(rng.sample(range(10, len(everything) - 10), 3))
+    concurrency = 8
+    settings = {"CONCURRENT_REQUESTS": concurrency, "FOCUS_CONCURRENCY_PER_SERVER": 2,
+                "FOCUS_FRONTIER_MEMORY": 10, "FOCUS_JOURNAL_SNAPSHOT_OPS": 40}
+    out = tmp_path / "parts.jsonl"
+    job = tmp_path / "job"
+    cmd = crawl_command(out, job, len(everything), **settings)
+    log = tmp_path / "parts.log"
+    windows = []
+    with ServerProcess(pages=pages, delay_ms=15) as server:
+        for target in [*targets, None]:
+            started = time.time()
+            proc = start_crawl(cmd, server, log)
+            if target is None:
+                assert proc.wait(timeout=120) == 0
+            else:
+                kill_at(proc, out, target)
+            windows.append((started, time.time()))
+        time.sleep(0.2)  # let the server log requests a killed crawler left behind
+        rows = server.read_log()
+    seen: set[str] = set()
+    again = 0
+    for started, ended in windows:
+        now = page_fetches([r for r in rows if started <= r["time_epoch"] < ended])
+        assert max(now.values(), default=1) == 1  # within one run, never twice
+        twice = [u for u in now if u in seen]
+        assert len(twice) <= concurrency, twice  # only what was in flight at the kill
+        again += len(twice)
+        seen |= set(now)
+    parts = read_lines(out)
+    urls = [i["url"] for i in parts]
+    assert len(urls) == len(set(urls)) == len(everything)
+    assert set(urls) == everything
+    assert sorted(i["order"] for i in parts) == list(range(1, len(everything) + 1))
+    assert line_count(out) == len(everything)
+    db = sqlite3.connect(job / STATE_FILE)
+    assert db.execute("SELECT COUNT(*) FROM spill").fetchone()[0] == 0  # all came back
+    db.close()
+    text = log.read_text()
+    assert "focus/frontier/spills" in text and "focus/frontier/reloads" in text

@@ -12,6 +12,10 @@ other processes' load would otherwise decide the figures.  ``--n 10000000`` need
 for best-first (tracemalloc's own bookkeeping included) and a few minutes per strategy;
 ``--memory rss`` takes the RSS growth of the timed runs instead of two traced ones: half the
 time and less memory.
+
+``--spill 500000,2000000`` adds, per strategy, a run with each FOCUS_FRONTIER_MEMORY limit (RSS
+growth, whatever ``--memory`` says: what is on disk is the point), printed under the unbounded
+run with the URLs spilled and reloaded and the bytes a URL takes on disk.
 """
 
 from __future__ import annotations
@@ -100,12 +104,16 @@ def rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def run_frontier(name: str, work: Workload) -> tuple[float, float, int]:
+def run_frontier(name: str, work: Workload, memory: int = 0, keep: list | None = None
+                 ) -> tuple[float, float, int]:
     """CPU seconds to push then pop every link, the seen-set's bytes per URL handed out, and
-    the RSS growth while every link was queued."""
+    the RSS growth while every link was queued (``memory``: FOCUS_FRONTIER_MEMORY; the
+    frontier is appended to ``keep``, for its counters)."""
     gc.collect()
     rss0 = rss()
-    frontier = make_frontier(name, n=256, seed=0, every=10**9)
+    frontier = make_frontier(name, n=256, seed=0, every=10**9, frontier_memory=memory)
+    if keep is not None:
+        keep.append(frontier)
     t = 0.0
     for chunk in work.chunks():
         t0 = time.process_time()
@@ -113,11 +121,31 @@ def run_frontier(name: str, work: Workload) -> tuple[float, float, int]:
             frontier.add(link)
         t += time.process_time() - t0
     grown = rss() - rss0
+    if keep is not None:  # with every URL queued
+        keep.append(frontier.memory_stats() if frontier.spilled is not None else {})
     t0 = time.process_time()
     while frontier.pop() is not None:
         pass
     t += time.process_time() - t0
+    frontier.close()
     return t, seen_bytes(frontier.done) / max(len(frontier.done), 1), grown
+
+
+def spill_row(name: str, work: Workload, memory: int, t_base: float, m_base: int) -> str:
+    """One bounded run, as a row under the unbounded one."""
+    keep: list = []
+    t, _, m = run_frontier(name, work, memory, keep)
+    frontier, peak = keep
+    st = frontier.stats
+    ops = 2 * work.n
+    del keep, frontier
+    gc.collect()
+    return (f"{'  memory=' + format(memory, ',') :<14} {ops / t:>11,.0f} {ops / t_base:>12,.0f} "
+            f"{t_base / t:>11.2f} {m / work.n:>10,.0f} {m_base / work.n:>11,.0f} "
+            f"{m / max(m_base, 1):>9.2f}   spilled {st['spilled']:,} in {st['spills']} "
+            f"batches, reloaded {st['reloaded']:,}; disk "
+            f"{peak.get('disk_bytes_per_url', 0):,.0f} B/URL with all queued; "
+            f"{peak.get('bytes_per_url', 0):,} B/URL in memory (estimate)")
 
 
 def run_heapq(key, work: Workload) -> tuple[float, int]:
@@ -176,7 +204,10 @@ def main() -> None:
                         help="rss: the RSS growth of the timed runs, no traced runs (about "
                              "half the time, for --n 10000000; counts freed memory the "
                              "allocator kept, so a little higher)")
+    parser.add_argument("--spill", default="",
+                        help="comma-separated FOCUS_FRONTIER_MEMORY limits to run as well")
     args = parser.parse_args()
+    limits = [int(x) for x in args.spill.split(",") if x]
     work = Workload(args.n)
     set_per_url = set_bytes(work.urls) / args.n
     print(f"push then pop {args.n:,} URLs (2N operations); memory = peak while all are queued "
@@ -198,6 +229,10 @@ def main() -> None:
               f"{m / args.n:>10,.0f} {m_base / args.n:>11,.0f} {m / max(m_base, 1):>9.2f} "
               f"{seen:>10,.1f} {set_per_url:>9,.1f} {seen / set_per_url:>10.3f}",
               flush=True)
+        for memory in limits:
+            if args.memory == "tracemalloc":
+                t_base, m_base = run_heapq(key, work)  # RSS, like the bounded run
+            print(spill_row(name, work, memory, t_base, m_base), flush=True)
     print("speed ratio = frontier ops/s / heapq ops/s; mem ratio = frontier bytes / heapq bytes."
           "\nThe URL strings themselves (shared by both) are not counted in either.\n"
           "seen B/URL = the frontier's seen-set (URLs handed out) per URL once all are popped; "

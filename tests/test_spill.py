@@ -87,7 +87,7 @@ def test_the_worst_urls_spill_and_the_best_batch_comes_back():
     frontier = make_frontier("best-first", frontier_memory=16)
     for i in range(40):
         frontier.add(Link(f"http://a.test/{i}", host="a.test", parent_score=i / 100))
-    # spilled at 17 queued down to 14, then at 17 again ...: the best 14 stay in memory
+    # spilled at 17 queued down to 12, then at 17 again ...: the best stay in memory
     assert len(frontier) == 40
     in_memory = sorted(float(e.url.rsplit("/", 1)[1]) for e in frontier.entries.values())
     assert in_memory == list(range(40 - len(in_memory), 40))

@@ -231,6 +231,28 @@ class ServerQueues:
         heapq.heapify(self._servers)
         self._len = len(entries)
 
+    def worst(self, count: int) -> list[Entry]:
+        """The ``count`` queued entries with the largest keys, best first (one pass)."""
+        live = (item for heap in self._queues.values() for item in heap.items
+                if item[3].queued and item[3].tick == item[1])
+        items = heapq.nlargest(count, live)  # keys are unique: entries are never compared
+        items.reverse()
+        return [item[3] for item in items]
+
+    def drop(self, entries: list[Entry]) -> None:
+        """Remove ``entries`` and compact the heaps now: a lazy :meth:`discard` would keep
+        them (and every stale item) in memory until they reached a heap's top."""
+        for entry in entries:
+            self.discard(entry)
+        queues = self._queues
+        for bucket, heap in list(queues.items()):
+            items = [item for item in heap.items if item[3].queued and item[3].tick == item[1]]
+            if not items:
+                del queues[bucket]  # as _take leaves an emptied server (pop skips it)
+            elif len(items) != len(heap.items):
+                heapq.heapify(items)
+                heap.items = items
+
     def has_ready(self, ready: Callable[[str], bool]) -> bool:
         """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""
         for heap in self._queues.values():

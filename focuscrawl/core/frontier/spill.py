@@ -2,10 +2,11 @@
 
 A crawl of a million pages discovers tens of millions of URLs, most of which it will never
 fetch: they wait at the bottom of the frontier.  With ``frontier_memory`` set, a frontier keeps
-at most that many URLs queued in memory; past it, the lowest-priority ones leave in batches
-(:data:`BATCH_SHARE` of the limit, so that a spill is one sort and one write, not per-link work)
-for a :class:`SpillStore`, and when the in-memory part falls under :data:`LOW_WATER` of the
-limit the best spilled batch comes back, before the frontier could run dry.
+at most that many URLs queued in memory; past it, the lowest-priority ones leave for a
+:class:`SpillStore` (down to :data:`SPILL_TO` of the limit, in batches of :data:`BATCH_SHARE` of
+it: a spill is one pass over the queue and a few writes, not per-link work), and when the
+in-memory part falls under :data:`LOW_WATER` of the limit the best spilled batch comes back,
+before the frontier could run dry.
 
 The approximation, documented where the setting is: a spilled URL's priority is frozen at
 spill time until it comes back.  Re-ranks (the learned order's, the distiller's hub weights,
@@ -35,9 +36,13 @@ from typing import Any, Protocol
 from .queues import Key
 from .seen import FingerprintSet
 
-#: a spill moves this share of the limit (at least) to disk, as one or more batches this big
+#: a spill brings the URLs queued in memory down to this share of the limit (it looks at every
+#: queued URL once, so it moves a quarter of them: about 4 URLs looked at per URL spilled) ...
+SPILL_TO = 0.75
+#: ... in batches of this share of the limit
 BATCH_SHARE = 0.125
 #: the best spilled batch comes back when fewer URLs than this share of the limit are queued
+#: (below SPILL_TO by more than a batch: a reload never causes a spill)
 LOW_WATER = 0.5
 
 
@@ -88,10 +93,12 @@ class Spilled:
     this URL queued on disk?" in 8 bytes a URL, so that a link found again is a duplicate.
     """
 
-    __slots__ = ("limit", "batch", "low", "index", "urls", "next", "disk_bytes", "store")
+    __slots__ = ("limit", "keep", "batch", "low", "index", "urls", "next", "disk_bytes",
+                 "store")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        self.keep = int(limit * SPILL_TO)
         self.batch = max(1, int(limit * BATCH_SHARE))
         self.low = int(limit * LOW_WATER)
         self.index: list[tuple[Key, int, int]] = []

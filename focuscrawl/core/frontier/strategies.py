@@ -24,7 +24,6 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from .linkgraph import LinkGraph
@@ -33,7 +32,6 @@ from .seen import FingerprintSet
 from .spill import Spilled, SpillStore
 
 Ready = Callable[[str], bool] | None
-_key_of = attrgetter("key")
 # per queued URL beyond its Entry and strings: its heap item (a 4-tuple) and key, and its
 # share of the entries dict (a slot of 3 words at 1/3 .. 2/3 load)
 _OVERHEAD = sys.getsizeof((0, 0, 0, None)) + 8 * 3 * 2
@@ -134,7 +132,7 @@ class Frontier:
         if entry is not None:
             self.stats["duplicates"] += 1
             return self.improve(entry, link)
-        if self.spilled is not None and link.url in self.spilled.urls:
+        if self.spilled is not None and len(self.spilled) and link.url in self.spilled.urls:
             self.stats["duplicates"] += 1  # queued on disk: its priority is frozen there
             return False
         if link.url in self.done and not link.force:
@@ -251,16 +249,12 @@ class Frontier:
             self.spilled.close()
 
     def _spill(self) -> None:
-        """Move the lowest-priority queued URLs to disk: down to one batch under the limit,
+        """Move the lowest-priority queued URLs to disk: down to SPILL_TO of the limit,
         in batches of the spill size, each with what it takes to queue its URLs again."""
         spilled = self.spilled
         assert spilled is not None
-        live = list(self.queues.entries())
-        live.sort(key=_key_of)
-        keep = max(0, spilled.limit - spilled.batch)
-        out = live[keep:]
-        del live[keep:]
-        self.queues.rebuild(live, _key_of)  # the heaps drop the spilled entries now
+        out = self.queues.worst(len(self.queues) - spilled.keep)
+        self.queues.drop(out)
         for start in range(0, len(out), spilled.batch):
             chunk = out[start:start + spilled.batch]
             spilled.write([self.pack(e) for e in chunk], chunk[0].key)

@@ -1,6 +1,7 @@
 """Frontier speed and memory: push then pop N URLs per strategy, against a plain heapq.
 
     .venv/bin/python bench/frontier.py [--n 1000000] [--strategies cho-distance,best-first]
+        [--spill 1000000] [--memory rss]
 
 For each strategy it pushes N links with realistic priorities (parent scores drawn from a beta
 distribution, 5% keyword anchors, 20 links per parent page, 200 servers) and pops them all, then
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from focuscrawl.core.frontier import Link, make_frontier  # noqa: E402
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first", "distiller"]
+KEYWORDS = ["docs"]  # for ``--strategies learned`` (its links have no anchor nor context here)
 
 
 class Workload:
@@ -111,7 +113,8 @@ def run_frontier(name: str, work: Workload, memory: int = 0, keep: list | None =
     frontier is appended to ``keep``, for its counters)."""
     gc.collect()
     rss0 = rss()
-    frontier = make_frontier(name, n=256, seed=0, every=10**9, frontier_memory=memory)
+    frontier = make_frontier(name, n=256, seed=0, every=10**9, frontier_memory=memory,
+                             keywords=KEYWORDS, learn_every=10**9)
     if keep is not None:
         keep.append(frontier)
     t = 0.0
@@ -119,6 +122,8 @@ def run_frontier(name: str, work: Workload, memory: int = 0, keep: list | None =
         t0 = time.process_time()
         for link in chunk:
             frontier.add(link)
+        frontier.flush()  # the learned order scores (and queues) its links in batches ...
+        frontier.balance()  # ... and spills when it next chooses: as a crawl's pops would
         t += time.process_time() - t0
     grown = rss() - rss0
     if keep is not None:  # with every URL queued
@@ -179,10 +184,12 @@ def peak_bytes(fn) -> int:
 
 
 def fill_frontier(name: str, work: Workload):
-    frontier = make_frontier(name, n=256, seed=0, every=10**9)
+    frontier = make_frontier(name, n=256, seed=0, every=10**9, keywords=KEYWORDS,
+                             learn_every=10**9)
     for chunk in work.chunks():
         for link in chunk:
             frontier.add(link)
+        frontier.flush()
     return frontier
 
 

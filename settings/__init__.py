@@ -62,6 +62,19 @@ FOCUS_BEST_N = 256  # Best-N-First: links popped per batch (Pant: N=1 greedy, N=
 FOCUS_MAX_BUFFER = 0  # frontier bound; the lowest-scored link is evicted beyond it (0: none;
 #                       Pant et al. used 256)
 FOCUS_RANDOM_SEED = 0  # Best-N-First's random order within a batch is reproducible
+FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit).  Past it the
+#   lowest-priority quarter of the in-memory queue goes to disk (JOBDIR/focus_state.sqlite, or
+#   an SQLite temporary file in $TMPDIR, deleted even by kill -9) in batches of 1/8 of the limit,
+#   and the best spilled batch comes back when fewer than half the limit are queued in memory.
+#   The approximation: a spilled URL's priority is frozen at spill time until it comes back
+#   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
+#   come back by the best priority they left with; back in memory a URL is keyed again (the
+#   learned order re-scores it).  Below the limit every order is exactly as without it.
+#   Measured (bench/frontier.py --memory rss, 4M URLs): BYTES_PLACEHOLDER, so 2,000,000 is about
+#   1 GB for the queue: a laptop's share.  A URL on disk costs 8 bytes of memory (its fingerprint,
+#   so that a link to it is known).  Part of the crawl order: a JOBDIR crawl resumes only with
+#   the value it started with.  FocusPriorityQueue (focuscrawl's order inside Scrapy's own
+#   scheduler) never spills
 FOCUS_BEST_N_BARRIER = False  # Best-N-First: True chooses the next batch only once every URL of
 #                               the current one was handed out (Pant et al.); False (default)
 #                               opens it early while the batch's URLs all wait on busy servers

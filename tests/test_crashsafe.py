@@ -208,6 +208,12 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
 ])
 @pytest.mark.parametrize("seed", range(3))
 def test_a_killed_scheduler_replays_to_the_live_state(tmp_path, strategy, settings, seed):
+    replays_to_the_live_state(tmp_path, strategy, settings, seed)
+
+
+def replays_to_the_live_state(tmp_path: Path, strategy: str, settings: dict, seed: int
+                              ) -> dict[str, int]:
+    """Kill, resume and compare three times, then drain both; the frontier's counters."""
     rng = random.Random(f"{strategy}{settings}{seed}")
     live_dir, dead_dir = tmp_path / "live", tmp_path / "dead"
     live = scheduler_for(live_dir, strategy, **settings)
@@ -243,6 +249,7 @@ def test_a_killed_scheduler_replays_to_the_live_state(tmp_path, strategy, settin
     assert drained[0] == drained[1]
     live.close("finished")
     other.close("finished")
+    return dict(other.frontier.stats)
 
 
 # --------------------------------------------------------------------------- the feed
@@ -287,7 +294,6 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
     rng = random.Random(20240806)
     targets = sorted(rng.sample(range(10, len(everything) - 10), 4))
     settings = {"CONCURRENT_REQUESTS": CONCURRENCY, "FOCUS_CONCURRENCY_PER_SERVER": 2}
-    report = []
     with ServerProcess(pages=pages, delay_ms=15) as server:
         # the uninterrupted crawl
         out = tmp_path / "whole.jsonl"
@@ -298,30 +304,10 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
 
         out = tmp_path / "parts.jsonl"
         cmd = crawl_command(out, tmp_path / "job", len(everything), **settings)
-        log = tmp_path / "parts.log"
-        windows = []  # each run's [start, end) on the server's clock (same host)
-        for target in [*targets, None]:
-            started = time.time()
-            proc = start_crawl(cmd, server, log)
-            if target is None:
-                assert proc.wait(timeout=120) == 0
-            else:
-                kill_at(proc, out, target)
-            windows.append((started, time.time(), target, line_count(out)))
-            read_lines(out)  # every line whole and valid JSON after every kill
+        windows = run_with_kills(cmd, server, tmp_path / "parts.log", out, targets)
         time.sleep(0.2)  # let the server log requests a killed crawler left behind
         rows = server.read_log()
-
-    seen: set[str] = set()
-    for started, ended, target, lines in windows:
-        # a request belongs to the run it arrived in (it may be logged after the kill)
-        now = page_fetches([r for r in rows if started <= r["time_epoch"] < ended])
-        twice = sorted(u for u in now if u in seen)
-        report.append((target, lines, sum(now.values()), len(twice)))
-        assert max(now.values(), default=1) == 1  # within one run, never twice
-        # fetched again: only what was in flight when the previous run was killed
-        assert len(twice) <= CONCURRENCY, twice
-        seen |= set(now)
+    report = refetches(rows, windows, CONCURRENCY)
 
     print("\nkill at line | lines after | pages fetched by the run | fetched again")
     for target, lines, fetched, again in report:
@@ -333,6 +319,40 @@ def test_sigkill_at_random_points_then_resume(tmp_path):
     assert sorted(i["order"] for i in parts) == list(range(1, len(everything) + 1))
     assert sum(r[3] for r in report[1:]) >= 1  # the kills did land with pages in flight
     assert (tmp_path / "job" / STATE_FILE).exists()
+
+
+def run_with_kills(cmd: list[str], server: ServerProcess, log: Path, out: Path,
+                   targets: list[int]) -> list[tuple[float, float, int | None, int]]:
+    """Run ``cmd`` killed at each target line count, then to its end: each run's [start, end)
+    on the server's clock (same host), target and lines written."""
+    windows = []
+    for target in [*targets, None]:
+        started = time.time()
+        proc = start_crawl(cmd, server, log)
+        if target is None:
+            assert proc.wait(timeout=120) == 0
+        else:
+            kill_at(proc, out, target)
+        windows.append((started, time.time(), target, line_count(out)))
+        read_lines(out)  # every line whole and valid JSON after every kill
+    return windows
+
+
+def refetches(rows: list[dict], windows: list[tuple], concurrency: int) -> list[tuple]:
+    """Per run: (target, lines, pages fetched, fetched again); asserts no page twice within a
+    run, and again only what was in flight at the kill before."""
+    report = []
+    seen: set[str] = set()
+    for started, ended, target, lines in windows:
+        # a request belongs to the run it arrived in (it may be logged after the kill)
+        now = page_fetches([r for r in rows if started <= r["time_epoch"] < ended])
+        twice = sorted(u for u in now if u in seen)
+        report.append((target, lines, sum(now.values()), len(twice)))
+        assert max(now.values(), default=1) == 1  # within one run, never twice
+        # fetched again: only what was in flight when the previous run was killed
+        assert len(twice) <= concurrency, twice
+        seen |= set(now)
+    return report
 
 
 def test_sigkill_then_resume_keeps_the_learned_order(tmp_path):

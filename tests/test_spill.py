@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import random
-import shutil
+import re
 import sqlite3
 import time
 
@@ -28,13 +28,17 @@ from focuscrawl.jobdir import STATE_FILE
 from .jobdir_site import (
     crawl_command,
     line_count,
-    page_fetches,
     page_urls,
     read_lines,
     site,
-    start_crawl,
 )
-from .test_crashsafe import drive, kill_at, scheduler_for
+from .test_crashsafe import (
+    drive,
+    refetches,
+    replays_to_the_live_state,
+    run_with_kills,
+    scheduler_for,
+)
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
               "distiller", "learned"]
@@ -106,23 +110,19 @@ def test_the_worst_urls_spill_and_the_best_batch_comes_back():
 def test_learned_links_come_back_with_their_features():
     """A spilled learned link keeps its feature row, exactly: reloaded and re-scored by the
     same model, it gets the value it would have had in memory."""
-    frontier = make_frontier("learned", keywords=["garden"], frontier_memory=8)
-    for i in range(30):
-        frontier.add(Link(f"http://a.test/{i}", host="a.test", parent="http://a.test/",
-                          parent_score=i / 30, anchor="garden" if i % 3 else "next",
-                          context=f"words {i} about the garden"))
-    frontier.flush()
-    before = {e.url: e.score for e in frontier.entries.values()}
+    def filled(memory: int):
+        frontier = make_frontier("learned", keywords=["garden"], frontier_memory=memory)
+        for i in range(30):
+            frontier.add(Link(f"http://a.test/{i}", host="a.test", parent="http://a.test/",
+                              parent_score=i / 30, anchor="garden" if i % 3 else "next",
+                              context=f"words {i} about the garden"))
+        frontier.flush()
+        return frontier
+
+    values = {e.url: e.score for e in filled(0).entries.values()}
+    frontier = filled(8)
     frontier.balance()  # 30 queued: the worst go to disk
     assert len(frontier.entries) <= 8 and frontier.stats["spilled"] == 30 - len(frontier.entries)
-    reference = make_frontier("learned", keywords=["garden"])
-    for i in range(30):
-        reference.add(Link(f"http://a.test/{i}", host="a.test", parent="http://a.test/",
-                           parent_score=i / 30, anchor="garden" if i % 3 else "next",
-                           context=f"words {i} about the garden"))
-    reference.flush()
-    values = {e.url: e.score for e in reference.entries.values()}
-    assert before == values
     seen = []
     while (entry := frontier.pop()) is not None:
         seen.append(entry.url)
@@ -172,41 +172,9 @@ def test_a_snapshot_deletes_the_batches_that_came_back(tmp_path):
 def test_a_killed_spilling_scheduler_replays_to_the_live_state(tmp_path, strategy, settings,
                                                                 seed):
     """test_crashsafe's kill-and-replay with 12 URLs in memory: spills and reloads replay."""
-    settings = {**settings, "FOCUS_FRONTIER_MEMORY": 12}
-    rng = random.Random(f"{strategy}{settings}{seed}")
-    live_dir, dead_dir = tmp_path / "live", tmp_path / "dead"
-    live = scheduler_for(live_dir, strategy, **settings)
-    moved = 0
-    for round_ in range(3):
-        drive(live, rng, rng.randrange(150, 400))
-        moved += live.frontier.stats["spills"] + live.frontier.stats["reloads"]
-        live.store.commit()
-        if dead_dir.exists():
-            shutil.rmtree(dead_dir)
-        shutil.copytree(live_dir, dead_dir)  # the files as a kill -9 leaves them
-        live.close("shutdown")
-        resumed = scheduler_for(dead_dir, strategy, **settings)
-        assert resumed.resumed
-        assert resumed.frontier.snapshot() == live.frontier.snapshot(), round_
-        assert (resumed.pages, resumed._order, resumed._orders) == (
-            live.pages, live._order, live._orders)
-        resumed.close("shutdown")
-        shutil.rmtree(live_dir)
-        shutil.copytree(dead_dir, live_dir)
-        live = scheduler_for(live_dir, strategy, **settings)
-    assert moved > 0  # it did spill and reload
-    other = scheduler_for(dead_dir, strategy, **settings)
-    drained = [[], []]
-    for i, s in enumerate((live, other)):
-        while (r := s.next_request()) is not None:
-            drained[i].append(r.url)
-            s.policy.unreserve(r.meta["focus_server"])
-    assert drained[0] == drained[1]
-    assert len(drained[0]) == len(set(drained[0]))
-    live.close("finished")
-    other.close("finished")
-    assert other.stats.get_value("focus/frontier/disk") == 0  # drained
-    assert other.stats.get_value("focus/frontier/spills") > 0
+    stats = replays_to_the_live_state(tmp_path, strategy,
+                                      {**settings, "FOCUS_FRONTIER_MEMORY": 12}, seed)
+    assert stats["spills"] > 0 and stats["reloads"] > 0
 
 
 def test_sigkill_with_a_tiny_frontier_memory_then_resume(tmp_path):
@@ -222,27 +190,11 @@ def test_sigkill_with_a_tiny_frontier_memory_then_resume(tmp_path):
     job = tmp_path / "job"
     cmd = crawl_command(out, job, len(everything), **settings)
     log = tmp_path / "parts.log"
-    windows = []
     with ServerProcess(pages=pages, delay_ms=15) as server:
-        for target in [*targets, None]:
-            started = time.time()
-            proc = start_crawl(cmd, server, log)
-            if target is None:
-                assert proc.wait(timeout=120) == 0
-            else:
-                kill_at(proc, out, target)
-            windows.append((started, time.time()))
+        windows = run_with_kills(cmd, server, log, out, targets)
         time.sleep(0.2)  # let the server log requests a killed crawler left behind
         rows = server.read_log()
-    seen: set[str] = set()
-    again = 0
-    for started, ended in windows:
-        now = page_fetches([r for r in rows if started <= r["time_epoch"] < ended])
-        assert max(now.values(), default=1) == 1  # within one run, never twice
-        twice = [u for u in now if u in seen]
-        assert len(twice) <= concurrency, twice  # only what was in flight at the kill
-        again += len(twice)
-        seen |= set(now)
+    refetches(rows, windows, concurrency)
     parts = read_lines(out)
     urls = [i["url"] for i in parts]
     assert len(urls) == len(set(urls)) == len(everything)
@@ -252,5 +204,22 @@ def test_sigkill_with_a_tiny_frontier_memory_then_resume(tmp_path):
     db = sqlite3.connect(job / STATE_FILE)
     assert db.execute("SELECT COUNT(*) FROM spill").fetchone()[0] == 0  # all came back
     db.close()
-    text = log.read_text()
-    assert "focus/frontier/spills" in text and "focus/frontier/reloads" in text
+    text = log.read_text()  # the stats dumped at the end of the last run (counted since start)
+    for name in ("spills", "reloads"):
+        counts = [int(n) for n in re.findall(rf"'focus/frontier/{name}': (\d+)", text)]
+        assert counts and counts[-1] > 0, name
+
+
+def test_a_resume_keeps_its_frontier_memory(tmp_path):
+    """The limit decides when URLs spill, so the journal replays only under the same one."""
+    job = tmp_path / "job"
+    sched = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=12)
+    drive(sched, random.Random(2), 200)
+    assert sched.frontier.stats["spills"] > 0
+    sched.close("shutdown")
+    other = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=20)
+    assert other.error is not None and "frontier_memory=12" in other.error
+    other.close("shutdown")
+    again = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=12)
+    assert again.error is None and again.resumed and len(again.frontier.spilled) > 0
+    again.close("shutdown")

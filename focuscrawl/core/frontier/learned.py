@@ -486,8 +486,10 @@ class Learned(Frontier):
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
     def pack_extra(self, entry: Entry) -> Any:
-        """A spilled link keeps its feature row (exact, ~1/3 the bytes of the link's text, and
-        no featurising again); its slot is freed for the next compaction."""
+        """A spilled link keeps its feature row, not its text: exact (featurising again would
+        see newer parent labels), smaller (306 B pickled against 370 B for the text with ~240
+        characters of context) and 14x quicker to queue again (5 us against 75 us per link;
+        measured on 20,000 synthetic links).  Its slot is freed for the next compaction."""
         slot = entry.extra
         if slot is None:
             return None

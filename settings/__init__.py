@@ -71,8 +71,8 @@ FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit)
 #   come back by the best priority they left with; back in memory a URL is keyed again (the
 #   learned order re-scores it).  Below the limit every order is exactly as without it.
 #   Measured (bench/frontier.py --memory rss, 4M URLs): BYTES_PLACEHOLDER, so 2,000,000 is about
-#   1 GB for the queue: a laptop's share.  A URL on disk costs 8 bytes of memory (its fingerprint,
-#   so that a link to it is known).  Part of the crawl order: a JOBDIR crawl resumes only with
+#   1 GB for the queue: a laptop's share.  A URL on disk keeps 11-16 bytes in memory (its
+#   fingerprint, so that a link to it is known).  Part of the crawl order: a JOBDIR crawl resumes only with
 #   the value it started with.  FocusPriorityQueue (focuscrawl's order inside Scrapy's own
 #   scheduler) never spills
 FOCUS_BEST_N_BARRIER = False  # Best-N-First: True chooses the next batch only once every URL of

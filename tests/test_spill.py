@@ -223,3 +223,15 @@ def test_a_resume_keeps_its_frontier_memory(tmp_path):
     again = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=12)
     assert again.error is None and again.resumed and len(again.frontier.spilled) > 0
     again.close("shutdown")
+
+
+@pytest.mark.parametrize("memory", [1, 2, 3])
+def test_a_limit_of_a_few_urls_still_drains(memory):
+    frontier = make_frontier("best-first", frontier_memory=memory)
+    for i in range(20):
+        frontier.add(Link(f"http://a.test/{i}", host="a.test", parent_score=i / 100))
+    popped = []
+    while (entry := frontier.pop()) is not None:
+        popped.append(entry.url)
+    assert sorted(popped) == sorted(f"http://a.test/{i}" for i in range(20))
+    assert len(frontier) == 0

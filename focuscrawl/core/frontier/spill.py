@@ -100,7 +100,7 @@ class Spilled:
         self.limit = limit
         self.keep = int(limit * SPILL_TO)
         self.batch = max(1, int(limit * BATCH_SHARE))
-        self.low = int(limit * LOW_WATER)
+        self.low = max(1, int(limit * LOW_WATER))  # 0 would never reload: a stalled crawl
         self.index: list[tuple[Key, int, int]] = []
         self.urls = FingerprintSet()
         self.next = 0  # number of the next batch

@@ -62,19 +62,6 @@ FOCUS_BEST_N = 256  # Best-N-First: links popped per batch (Pant: N=1 greedy, N=
 FOCUS_MAX_BUFFER = 0  # frontier bound; the lowest-scored link is evicted beyond it (0: none;
 #                       Pant et al. used 256)
 FOCUS_RANDOM_SEED = 0  # Best-N-First's random order within a batch is reproducible
-FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit).  Past it the
-#   lowest-priority quarter of the in-memory queue goes to disk (JOBDIR/focus_state.sqlite, or
-#   an SQLite temporary file in $TMPDIR, deleted even by kill -9) in batches of 1/8 of the limit,
-#   and the best spilled batch comes back when fewer than half the limit are queued in memory.
-#   The approximation: a spilled URL's priority is frozen at spill time until it comes back
-#   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
-#   come back by the best priority they left with; back in memory a URL is keyed again (the
-#   learned order re-scores it).  Below the limit every order is exactly as without it.
-#   Measured (bench/frontier.py --memory rss, 4M URLs): BYTES_PLACEHOLDER, so 2,000,000 is about
-#   1 GB for the queue: a laptop's share.  A URL on disk keeps 11-16 bytes in memory (its
-#   fingerprint, so that a link to it is known).  Part of the crawl order: a JOBDIR crawl resumes only with
-#   the value it started with.  FocusPriorityQueue (focuscrawl's order inside Scrapy's own
-#   scheduler) never spills
 FOCUS_BEST_N_BARRIER = False  # Best-N-First: True chooses the next batch only once every URL of
 #                               the current one was handed out (Pant et al.); False (default)
 #                               opens it early while the batch's URLs all wait on busy servers
@@ -94,6 +81,21 @@ FOCUS_SLACK = None  # politeness vs focus: while the best URL waits on a busy se
 FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outlinks are queued:
 #                             the papers' sequential crawler (deterministic with
 #                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
+FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit).  Past it the
+#   lowest-priority quarter of the in-memory queue goes to disk (JOBDIR/focus_state.sqlite, or
+#   an SQLite temporary file in $TMPDIR, deleted even by kill -9) in batches of 1/8 of the limit,
+#   and the best spilled batch comes back when fewer than half the limit are queued in memory.
+#   The approximation: a spilled URL's priority is frozen at spill time until it comes back
+#   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
+#   come back by the best priority they left with; back in memory a URL is keyed again (the
+#   learned order re-scores it).  Below the limit every order is exactly as without it.
+#   Measured (bench/frontier.py --memory rss): a URL queued in memory costs 374 bytes
+#   (breadth-first) to 433 (best-first) at 4M URLs and 897 for the learned order (its feature
+#   row; 300k URLs), so 2,000,000 holds 0.75-0.9 GB for the seed orders and 1.8 GB for the
+#   learned one: a laptop's share; lower it on a small machine.  A URL on disk keeps 11-16
+#   bytes in memory (its fingerprint, so that a link to it is known).  Part of the crawl
+#   order: a JOBDIR crawl resumes only with the value it started with.  FocusPriorityQueue
+#   (focuscrawl's order inside Scrapy's own scheduler) never spills
 
 # -- The learned order (focuscrawl.core.frontier.learned, focuscrawl.core.learning) --------------
 # A link's priority is P(its target is relevant), predicted from its anchor text, URL, nearby

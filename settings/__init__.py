@@ -83,8 +83,9 @@ FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outl
 #                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
 FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit).  Past it the
 #   lowest-priority quarter of the in-memory queue goes to disk (JOBDIR/focus_state.sqlite, or
-#   an SQLite temporary file in $TMPDIR, deleted even by kill -9) in batches of 1/8 of the limit,
-#   and the best spilled batch comes back when fewer than half the limit are queued in memory.
+#   an SQLite temporary file in $SQLITE_TMPDIR, $TMPDIR or /var/tmp, deleted even by kill -9)
+#   in batches of 1/8 of the limit, and the best spilled batch comes back when fewer than half
+#   the limit are queued in memory.
 #   The approximation: a spilled URL's priority is frozen at spill time until it comes back
 #   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
 #   come back by the best priority they left with; back in memory a URL is keyed again (the

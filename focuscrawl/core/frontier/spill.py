@@ -17,9 +17,9 @@ batch with today's model).
 
 Where the batches live:
 
-* :class:`TempSpill` -- without JOBDIR: SQLite's private temporary database (``$SQLITE_TMPDIR``
-  or ``$TMPDIR``), which SQLite unlinks as it opens it, so nothing is left behind, even after
-  kill -9;
+* :class:`TempSpill` -- without JOBDIR: SQLite's private temporary database (``$SQLITE_TMPDIR``,
+  ``$TMPDIR`` or /var/tmp), which SQLite unlinks as it opens it, so nothing is left behind,
+  even after kill -9 (small spills stay in its 2 MB page cache);
 * ``stores.JournalSpill`` -- with JOBDIR: a table of the crawl's state database.  A batch is
   written when it spills and a resumed crawl's journal replay spills it again, identically; a
   batch that came back is deleted only by the next snapshot (its transaction), so the state a

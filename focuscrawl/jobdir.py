@@ -303,6 +303,7 @@ class Jobdir:
         if saved is not None:
             # a JOBDIR from before FOCUS_FRONTIER_MEMORY never spilled: it resumes under it
             saved.setdefault("frontier_memory", self.order_options.get("frontier_memory"))
+            saved.setdefault("examples", False)  # a JOBDIR from before -a examples
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .core.frontier import DEFAULT_STRATEGY
+from .core.frontier.learned import EXAMPLES_PROFILE_SCORE
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
 FRONTIER_MEMORY = 2_000_000
@@ -56,6 +57,9 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
     elif s.get("FOCUS_KEYWORDS"):
         options["keywords"] = s.get("FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
+    if options["profile_score"] is None:  # the learned order's default, stated (a JOBDIR
+        # compares the options it was started with)
+        options["profile_score"] = EXAMPLES_PROFILE_SCORE if options["examples"] else 0.0
     return options
 
 

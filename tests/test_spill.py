@@ -235,3 +235,21 @@ def test_a_limit_of_a_few_urls_still_drains(memory):
         popped.append(entry.url)
     assert sorted(popped) == sorted(f"http://a.test/{i}" for i in range(20))
     assert len(frontier) == 0
+
+
+def test_a_jobdir_from_before_the_examples_option_resumes(tmp_path):
+    """A JOBDIR saved before ``examples`` existed (no such key, the label threshold 0.0)
+    resumes: both are what a crawl without examples asks now."""
+    job = tmp_path / "job"
+    sched = scheduler_for(job, "best-first")
+    assert sched.order_options["examples"] is False
+    assert sched.order_options["profile_score"] == 0.0  # stated, not None
+    del sched.order_options["examples"]  # as saved by the code before it
+    drive(sched, random.Random(3), 80)
+    sched.close("shutdown")
+    again = scheduler_for(job, "best-first")
+    assert again.error is None and again.resumed
+    again.close("shutdown")
+    other = scheduler_for(job, "best-first", FOCUS_EXAMPLES=True)
+    assert other.error is not None and "examples=False" in other.error
+    other.close("shutdown")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .core.frontier import DEFAULT_STRATEGY
-from .core.frontier.learned import EXAMPLES_PROFILE_SCORE
+from .core.frontier.learned import EXAMPLES_HUB, EXAMPLES_PROFILE_SCORE, EXAMPLES_SIBLING_WINDOW
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
 FRONTIER_MEMORY = 2_000_000
@@ -43,8 +43,8 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
         "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
         "sibling": s.getfloat("FOCUS_SIBLING", 2.0),
-        "sibling_window": s.getint("FOCUS_SIBLING_WINDOW", 0),
-        "hub": s.getfloat("FOCUS_HUB", 0.0),
+        "sibling_window": _int_or_none(s.get("FOCUS_SIBLING_WINDOW")),
+        "hub": _float_or_none(s.get("FOCUS_HUB")),
         "examples": s.getbool("FOCUS_EXAMPLES", False),
         # the papers' sequential crawler keeps Pant's batch barrier exactly
         "work_conserving": not (
@@ -57,15 +57,23 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
     elif s.get("FOCUS_KEYWORDS"):
         options["keywords"] = s.get("FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
-    if options["profile_score"] is None:  # the learned order's default, stated (a JOBDIR
-        # compares the options it was started with)
-        options["profile_score"] = EXAMPLES_PROFILE_SCORE if options["examples"] else 0.0
+    # the learned order's defaults, stated (a JOBDIR compares the options it started with)
+    examples = bool(options["examples"])
+    for name, with_examples, without in (("profile_score", EXAMPLES_PROFILE_SCORE, 0.0),
+                                         ("sibling_window", EXAMPLES_SIBLING_WINDOW, 0),
+                                         ("hub", EXAMPLES_HUB, 0.0)):
+        if options[name] is None:
+            options[name] = with_examples if examples else without
     return options
 
 
 def _float_or_none(value: Any) -> float | None:
     """A number, or None where the setting is unset (the strategy's own default applies)."""
     return None if value is None or value == "" else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None or value == "" else int(value)
 
 
 def politeness_options(settings: BaseSettings) -> dict[str, Any]:

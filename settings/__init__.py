@@ -120,13 +120,15 @@ FOCUS_PROFILE_SCORE = None  # >0: a page this similar to the grown topic profile
 #                            neighbourhood.
 FOCUS_LEARN_MEMORY = 5000  # training examples kept (the most recent), and the parents whose
 #                            links' order is kept for link nearness; bounds memory and time
-# The slides' link nearness and hub evidence, off by default: on docweb's dev topics (replayed,
-# 500 pages) window 4 / weight 2 / hub 1 found 303 vs 296 relevant pages from the examples but
-# 192 vs 194 from the neighbours (92 vs 109 at 250 pages); window 8 / weight 4: 287 and 175
-FOCUS_SIBLING_WINDOW = 0  # links on each side of a fetched one that nearness reaches (0: off)
+# The slides' link nearness and hub evidence, on only with examples by default: on docweb's dev
+# topics (replayed, 500 pages) window 4 / weight 2 / hub 1 found 317 vs 307 relevant pages from
+# the examples (190 vs 161 at 100 pages) but 192 vs 194 from the neighbours (92 vs 109 at 250
+# pages); window 8 / weight 4: 287 and 175 (before the examples option)
+FOCUS_SIBLING_WINDOW = None  # links on each side of a fetched one that nearness reaches (0: off;
+#                              None: 4 with examples, else 0)
 FOCUS_SIBLING = 2.0  # prior weight of nearness: the fetched page's label x 0.7 per place away
-FOCUS_HUB = 0.0  # prior weight of a parent's hub evidence (how relevant its fetched links
-#                  were); 0: off
+FOCUS_HUB = None  # prior weight of a parent's hub evidence (how relevant its fetched links
+#                   were); 0: off; None: 1.0 with examples, else 0
 
 # -- Politeness (focuscrawl.core.frontier.hosts + focuscrawl.middlewares.politeness) -------------
 FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address (looked

@@ -237,7 +237,10 @@ def test_the_examples_argument_reaches_the_learned_order():
     assert "examples" not in parse_arguments(keywords="glacier").frontier
     with pytest.raises(ArgumentError, match="examples must be true or false"):
         parse_arguments(keywords="glacier", examples="maybe")
-    assert make_frontier("learned", keywords=["glacier"], examples=True).examples
+    with_examples = make_frontier("learned", keywords=["glacier"], examples=True)
+    assert with_examples.examples and (with_examples.window, with_examples.hub) == (4, 1.0)
+    without = make_frontier("learned", keywords=["glacier"])
+    assert (without.window, without.hub, without.profile_score) == (0, 0.0, 0.0)
     assert make_frontier("best-first", examples=True).name == "best-first"  # ignored there
 
 

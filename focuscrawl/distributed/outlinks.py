@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from redis.exceptions import RedisError
 
@@ -33,7 +33,6 @@ from .frontier import Op, add_op, crawled_op
 
 if TYPE_CHECKING:
     from ..core.frontier import Link
-    from .connection import RedisLink
     from .frontier import RedisFrontier
 
 logger = logging.getLogger(__name__)
@@ -43,10 +42,18 @@ logger = logging.getLogger(__name__)
 DEFAULT_LIMIT = 200
 
 
+class Writer(Protocol):
+    """What Outlinks needs of the worker's ``connection.RedisLink`` (named here, not imported:
+    connection builds the Outlinks, so importing it back would be a cycle)."""
+
+    def write(self, fn: Callable[..., Any], *args: Any,
+              then: Callable[[Any], None] | None = None) -> Any: ...
+
+
 class Outlinks:
     """The operations one worker has not written to Redis yet, and the pages still adding."""
 
-    def __init__(self, frontier: RedisFrontier, link: RedisLink, limit: int = DEFAULT_LIMIT
+    def __init__(self, frontier: RedisFrontier, link: Writer, limit: int = DEFAULT_LIMIT
                  ) -> None:
         self.frontier = frontier
         self.link = link

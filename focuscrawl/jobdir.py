@@ -133,19 +133,6 @@ class _Lease:
         self.order = order  # the crawl order it was given
 
 
-def _entry_tuple(e: Entry) -> tuple:
-    return (e.url, e.host, e.seq, e.score, e.keyword, e.depth, e.parent, e.anchor, e.payload,
-            e.extra)
-
-
-def _entry_from(t: tuple) -> Entry:
-    url, host_, seq, score, keyword, depth, parent, anchor, payload, extra = t
-    entry = Entry(url, host_, seq, score=score, keyword=keyword, depth=depth, parent=parent,
-                  anchor=anchor, payload=payload)
-    entry.extra = extra
-    return entry
-
-
 def _link_tuple(link: Link) -> tuple:
     return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
             link.depth, link.keyword, link.force, link.payload, link.context, link.chrome)
@@ -288,7 +275,7 @@ class Jobdir:
             "pages": pages,
             "order": self.order,
             "lease_seq": lease_seq,
-            "open": [(lease, _entry_tuple(held.entry), held.counted, held.order)
+            "open": [(lease, held.entry.fields(), held.counted, held.order)
                      for lease, held in sorted(self.open.items())],
             "orders": dict(self.orders),
             "order_options": self.order_options,
@@ -309,7 +296,7 @@ class Jobdir:
         self._pages = state["pages"]
         self.order = state["order"]
         self._lease_seq = state["lease_seq"]
-        self.open = {lease: _Lease(_entry_from(t), counted, order)
+        self.open = {lease: _Lease(Entry.from_fields(t), counted, order)
                      for lease, t, counted, order in state["open"]}
         self.orders = dict(state["orders"])
 

@@ -53,6 +53,20 @@ class Entry:
     def __repr__(self) -> str:
         return f"Entry({self.url!r}, key={self.key!r})"
 
+    def fields(self) -> tuple:
+        """What a saved entry keeps (snapshots, JOBDIR leases, spilled batches), in one order:
+        url, host, seq, score, keyword, depth, parent, anchor, payload, extra."""
+        return (self.url, self.host, self.seq, self.score, self.keyword, self.depth,
+                self.parent, self.anchor, self.payload, self.extra)
+
+    @classmethod
+    def from_fields(cls, fields: tuple) -> Entry:
+        url, host, seq, score, keyword, depth, parent, anchor, payload, extra = fields
+        entry = cls(url, host, seq, score=score, keyword=keyword, depth=depth, parent=parent,
+                    anchor=anchor, payload=payload)
+        entry.extra = extra
+        return entry
+
 
 class _Heap:
     """A lazily-cleaned heap of (key, tick, seq, entry) items."""

@@ -292,14 +292,11 @@ class Frontier:
 
     def pack(self, entry: Entry) -> tuple:
         """What a spilled entry keeps on disk (plain, picklable values)."""
-        return (entry.url, entry.host, entry.seq, entry.score, entry.keyword, entry.depth,
-                entry.parent, entry.anchor, entry.payload, self.pack_extra(entry))
+        return (*entry.fields()[:-1], self.pack_extra(entry))
 
     def unpack(self, row: tuple) -> Entry:
-        url, host, seq, score, keyword, depth, parent, anchor, payload, extra = row
-        entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth, parent=parent,
-                      anchor=anchor, payload=payload)
-        self.unpack_extra(entry, extra)
+        entry = Entry.from_fields((*row[:-1], None))
+        self.unpack_extra(entry, row[-1])
         return entry
 
     def memory_stats(self) -> dict[str, int | float]:
@@ -402,11 +399,8 @@ class Frontier:
         return {
             "strategy": self.name,
             "seq": self._seq,
-            "entries": [
-                (e.url, e.host, e.seq, e.score, e.keyword, e.depth, e.parent, e.anchor,
-                 e.payload, e.extra, e.queued)
-                for e in sorted(self.entries.values(), key=lambda e: e.seq)
-            ],
+            "entries": [(*e.fields(), e.queued)
+                        for e in sorted(self.entries.values(), key=lambda e: e.seq)],
             "done": self.done.to_bytes(),
             "scores": self.scores,
             "graph": self.graph.snapshot() if self.graph is not None else None,
@@ -428,13 +422,9 @@ class Frontier:
         if state["graph"] is not None:
             self.graph = LinkGraph.restore(state["graph"])
         self.stats = Counter(state["stats"])
-        for url, host, seq, score, keyword, depth, parent, anchor, payload, extra, queued in (
-            state["entries"]
-        ):
-            entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth,
-                          parent=parent, anchor=anchor, payload=payload)
-            entry.extra = extra
-            self.entries[url] = entry
+        for *fields, queued in state["entries"]:
+            entry = Entry.from_fields(tuple(fields))
+            self.entries[entry.url] = entry
             if queued:
                 self.queues.push(entry, self.key(entry))
                 if self.max_buffer:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .core.frontier import DEFAULT_STRATEGY
-from .core.frontier.learned import EXAMPLES_HUB, EXAMPLES_PROFILE_SCORE, EXAMPLES_SIBLING_WINDOW
+from .core.frontier.learned import examples_defaults
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
 FRONTIER_MEMORY = 2_000_000
@@ -58,12 +58,9 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         options["keywords"] = s.get("FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
     # the learned order's defaults, stated (a JOBDIR compares the options it started with)
-    examples = bool(options["examples"])
-    for name, with_examples, without in (("profile_score", EXAMPLES_PROFILE_SCORE, 0.0),
-                                         ("sibling_window", EXAMPLES_SIBLING_WINDOW, 0),
-                                         ("hub", EXAMPLES_HUB, 0.0)):
+    for name, value in examples_defaults(bool(options["examples"])).items():
         if options[name] is None:
-            options[name] = with_examples if examples else without
+            options[name] = value
     return options
 
 

@@ -82,6 +82,15 @@ EXAMPLES_PROFILE_SCORE = 0.3
 # (from the neighbours, without examples, they did not help: 192 vs 194, 92 vs 109 at 250)
 EXAMPLES_SIBLING_WINDOW = 4
 EXAMPLES_HUB = 1.0
+
+
+def examples_defaults(examples: bool) -> dict[str, float]:
+    """The options whose default depends on whether the seeds are examples (used for the
+    ones left None, here and by the Scrapy options that a JOBDIR compares)."""
+    if examples:
+        return {"profile_score": EXAMPLES_PROFILE_SCORE, "sibling_window": EXAMPLES_SIBLING_WINDOW,
+                "hub": EXAMPLES_HUB}
+    return {"profile_score": 0.0, "sibling_window": 0, "hub": 0.0}
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
@@ -124,12 +133,13 @@ class Learned(Frontier):
         self.explore = explore
         self.discount = discount
         self.examples = examples  # the seeds are on-topic examples given by the user
-        if profile_score is None:  # a profile grown from the user's examples labels pages too
-            profile_score = EXAMPLES_PROFILE_SCORE if examples else 0.0
-        if sibling_window is None:  # nearness from known-relevant pages: on with examples
-            sibling_window = EXAMPLES_SIBLING_WINDOW if examples else 0
-        if hub is None:
-            hub = EXAMPLES_HUB if examples else 0.0
+        # from examples: a profile grown from them labels pages too, and nearness to known
+        # relevant pages counts; without, both stay off
+        defaults = examples_defaults(examples)
+        profile_score = defaults["profile_score"] if profile_score is None else profile_score
+        sibling_window = int(defaults["sibling_window"] if sibling_window is None
+                             else sibling_window)
+        hub = defaults["hub"] if hub is None else hub
         self.profile_score = profile_score
         self.keyword_scale = keyword_scale
         self.explore_split = explore_split

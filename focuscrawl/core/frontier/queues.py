@@ -10,8 +10,13 @@ by their best URL, and :meth:`ServerQueues.pop` returns the best URL among the s
 are hashed into that many queues, read one URL per queue in turn, so a server is hit at most once
 per ``round_robin`` URLs when all queues are busy.
 
-Re-keying (decrease-key) is lazy: an entry carries a ``tick`` that changes when its key changes or
-it leaves the queue, and heap items with an old tick are skipped.  Push and pop are O(log n).
+Re-keying (decrease-key) is lazy: a heap item is the key's fields followed by the entry, one
+flat tuple (``(*key, entry)``: 64 bytes for a two-field key, against 128 for a key tuple inside
+a ``(key, tick, seq, entry)`` item and 28 more for the tick), and the entry points at its one
+live item (``entry.item``); an item the entry no longer points at, or whose entry left the
+queue, is skipped.  Keys end with the URL's unique sequence number, so two items' keys tie
+only for the same URL (see :meth:`Entry.__lt__`).
+Push and pop are O(log n).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ class Entry:
     """A queued URL: a compact record, never a whole Request."""
 
     __slots__ = (
-        "url", "host", "key", "tick", "queued", "score", "keyword", "depth", "parent",
+        "url", "host", "item", "queued", "score", "keyword", "depth", "parent",
         "anchor", "payload", "seq", "extra",
     )
 
@@ -45,10 +50,21 @@ class Entry:
         self.parent = parent
         self.anchor = anchor
         self.payload = payload
-        self.key: Key = ()
-        self.tick = 0
+        self.item: tuple | None = None  # its heap item, (*key, self), live while queued
         self.queued = False
         self.extra: Any = None
+
+    @property
+    def key(self) -> Key:
+        """The key it was last queued under (``()`` before it ever was)."""
+        item = self.item
+        return () if item is None else item[:-1]
+
+    def __lt__(self, other: Entry) -> bool:
+        """Never first: two heap items compare down to their entries only when their keys are
+        equal, which is the same URL twice (a stale item of an entry spilled to disk beside its
+        reloaded copy's, same sequence number); either may come first, one is skipped."""
+        return False
 
     def __repr__(self) -> str:
         return f"Entry({self.url!r}, key={self.key!r})"
@@ -69,7 +85,7 @@ class Entry:
 
 
 class _Heap:
-    """A lazily-cleaned heap of (key, tick, seq, entry) items."""
+    """A lazily-cleaned heap of ``(*key, entry)`` items."""
 
     __slots__ = ("items", "stamp")
 
@@ -80,8 +96,9 @@ class _Heap:
     def top(self) -> Entry | None:
         items = self.items
         while items:
-            key, tick, _, entry = items[0]
-            if entry.queued and entry.tick == tick:
+            item = items[0]
+            entry = item[-1]
+            if entry.queued and entry.item is item:
                 return entry
             heapq.heappop(items)
         return None
@@ -93,10 +110,10 @@ class ServerQueues:
     def __init__(self, round_robin: int = 0) -> None:
         self.round_robin = round_robin
         self._queues: dict[Any, _Heap] = {}
-        self._servers: list[tuple] = []  # (best key, stamp, server) in per-server mode
+        # (its best item, stamp, server) in per-server mode
+        self._servers: list[tuple] = []
         self._cursor = 0
         self._len = 0
-        self._ticks = 0
 
     def __len__(self) -> int:
         return self._len
@@ -111,18 +128,17 @@ class ServerQueues:
         if not entry.queued:
             self._len += 1
             entry.queued = True
-        self._ticks += 1
-        entry.tick = self._ticks
-        entry.key = key
+        item = (*key, entry)
+        entry.item = item
         bucket = self._bucket(entry.host)
         heap = self._queues.get(bucket)
         if heap is None:
             heap = self._queues[bucket] = _Heap()
         top = heap.top()
-        heapq.heappush(heap.items, (key, entry.tick, entry.seq, entry))
-        if not self.round_robin and (top is None or key < top.key):
+        heapq.heappush(heap.items, item)
+        if not self.round_robin and (top is None or item < top.item):
             heap.stamp += 1
-            heapq.heappush(self._servers, (key, heap.stamp, bucket))
+            heapq.heappush(self._servers, (item, heap.stamp, bucket))
 
     def discard(self, entry: Entry) -> None:
         """Remove ``entry`` (eviction, or handed out by another path)."""
@@ -150,7 +166,7 @@ class ServerQueues:
             heap.stamp += 1
             nxt = heap.top()
             if nxt is not None:
-                heapq.heappush(self._servers, (nxt.key, heap.stamp, bucket))
+                heapq.heappush(self._servers, (nxt.item, heap.stamp, bucket))
             else:
                 del self._queues[bucket]
         return entry
@@ -174,7 +190,7 @@ class ServerQueues:
         servers = self._servers
         while servers:
             item = heapq.heappop(servers)
-            key, stamp, bucket = item
+            best_item, stamp, bucket = item
             heap = self._queues.get(bucket)
             if heap is None or heap.stamp != stamp:
                 continue  # stale
@@ -182,9 +198,9 @@ class ServerQueues:
             if top is None:
                 del self._queues[bucket]
                 continue
-            if top.key != key:  # the top was re-keyed or discarded: re-file the server
+            if top.item is not best_item:  # the top was re-keyed or discarded: re-file
                 heap.stamp += 1
-                heapq.heappush(servers, (top.key, heap.stamp, bucket))
+                heapq.heappush(servers, (top.item, heap.stamp, bucket))
                 continue
             if best is None:
                 best = top
@@ -220,19 +236,16 @@ class ServerQueues:
         Every entry queued before must be in ``entries``; heaps are rebuilt with heapify, not
         by n pushes.
         """
-        self._ticks += 1
-        tick = self._ticks
         groups: dict[Any, list[tuple]] = {}
         for entry in entries:
-            k = key(entry)
-            entry.key = k
-            entry.tick = tick
+            item = (*key(entry), entry)
+            entry.item = item
             entry.queued = True
             bucket = self._bucket(entry.host)
             items = groups.get(bucket)
             if items is None:
                 items = groups[bucket] = []
-            items.append((k, tick, entry.seq, entry))
+            items.append(item)
         self._queues = {}
         self._servers = []
         for bucket, items in groups.items():
@@ -241,17 +254,17 @@ class ServerQueues:
             heap.items = items
             heap.stamp = 1
             if not self.round_robin:
-                self._servers.append((items[0][0], 1, bucket))
+                self._servers.append((items[0], 1, bucket))
         heapq.heapify(self._servers)
         self._len = len(entries)
 
     def worst(self, count: int) -> list[Entry]:
         """The ``count`` queued entries with the largest keys, best first (one pass)."""
         live = (item for heap in self._queues.values() for item in heap.items
-                if item[3].queued and item[3].tick == item[1])
+                if item[-1].queued and item[-1].item is item)
         items = heapq.nlargest(count, live)  # keys are unique: entries are never compared
         items.reverse()
-        return [item[3] for item in items]
+        return [item[-1] for item in items]
 
     def drop(self, entries: list[Entry]) -> None:
         """Remove ``entries`` and compact the heaps now: a lazy :meth:`discard` would keep
@@ -260,7 +273,8 @@ class ServerQueues:
             self.discard(entry)
         queues = self._queues
         for bucket, heap in list(queues.items()):
-            items = [item for item in heap.items if item[3].queued and item[3].tick == item[1]]
+            items = [item for item in heap.items
+                     if item[-1].queued and item[-1].item is item]
             if not items:
                 del queues[bucket]  # as _take leaves an emptied server (pop skips it)
             elif len(items) != len(heap.items):
@@ -270,8 +284,9 @@ class ServerQueues:
     def has_ready(self, ready: Callable[[str], bool]) -> bool:
         """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""
         for heap in self._queues.values():
-            for _, tick, _, entry in heap.items:
-                if entry.queued and entry.tick == tick and ready(entry.host):
+            for item in heap.items:
+                entry = item[-1]
+                if entry.queued and entry.item is item and ready(entry.host):
                     return True
                 if not self.round_robin:
                     break  # one host per heap: its first live item tells
@@ -280,8 +295,9 @@ class ServerQueues:
     def entries(self) -> Iterator[Entry]:
         """Every queued entry (any order)."""
         for heap in self._queues.values():
-            for _, tick, _, entry in heap.items:
-                if entry.queued and entry.tick == tick:
+            for item in heap.items:
+                entry = item[-1]
+                if entry.queued and entry.item is item:
                     yield entry
 
     def hosts_with_work(self) -> int:

@@ -32,14 +32,14 @@ from .seen import FingerprintSet
 from .spill import Spilled, SpillStore
 
 Ready = Callable[[str], bool] | None
-# per queued URL beyond its Entry and strings: its heap item (a 4-tuple) and key, and its
-# share of the entries dict (a slot of 3 words at 1/3 .. 2/3 load)
-_OVERHEAD = sys.getsizeof((0, 0, 0, None)) + 8 * 3 * 2
+# per queued URL beyond its Entry, strings and heap item: its share of the entries dict (a
+# slot of 3 words at 1/3 .. 2/3 load)
+_OVERHEAD = 8 * 3 * 2
 
 
 def entry_bytes(entry: Entry) -> int:
     """Bytes a queued entry holds in memory (shared strings, like the host, left out)."""
-    size = (sys.getsizeof(entry) + sys.getsizeof(entry.url) + sys.getsizeof(entry.key)
+    size = (sys.getsizeof(entry) + sys.getsizeof(entry.url) + sys.getsizeof(entry.item or ())
             + _OVERHEAD)
     if entry.anchor:
         size += sys.getsizeof(entry.anchor)

@@ -473,7 +473,7 @@ class Learned(Frontier):
         recent = list(range(max(0, len(self._ex_slot) - 4 * self.every), len(self._ex_slot)))
         for start in range(0, len(recent), 32):
             self._train(recent[start:start + 32])
-        if self.store.garbage > max(4096, self.store.live):
+        if self.store.garbage > max(4096, self.store.live // 2):
             self._compact()
         self.rerank()
         self.stats["retrains"] += 1

@@ -36,6 +36,8 @@ URL_STOP = frozenset(
     " doc docs".split()
 )
 _CACHE_LIMIT = 200_000
+#: rows per chunk of FeatureStore.dot (its temporaries: ~40 bytes a feature)
+DOT_CHUNK = 65_536
 
 
 def url_tokens(url: str) -> list[str]:
@@ -158,14 +160,22 @@ class LinkFeaturizer:
 class FeatureStore:
     """Rows of hashed features (CSR-like) and dense facts, addressed by slot number.
 
-    Rows are appended; freed rows are reclaimed by :meth:`compact`, which renumbers the live
-    slots (the caller updates its references from the mapping it returns).
+    A row's values are few distinct numbers (``1/sqrt(n)`` per namespace, 1.0 for host and
+    directory), so each is kept as a 2-byte code into a table of the distinct float32 values
+    seen, not as a float32 beside its column: 6 bytes a feature, not 8, and the values read
+    back are the same float32s.  Rows are appended, slot after slot, contiguously; freed rows
+    are reclaimed by :meth:`compact`, which renumbers the live slots (the caller updates its
+    references from the mapping it returns).  Arrays grow by half, not double, and a
+    compaction leaves a quarter of headroom: a queue of millions of rows is most of the
+    learned order's memory.
     """
 
     def __init__(self, dense_width: int = len(DENSE)) -> None:
         self.width = dense_width
         self._cols = np.zeros(1024, dtype=np.int32)
-        self._vals = np.zeros(1024, dtype=np.float32)
+        self._codes: np.ndarray = np.zeros(1024, dtype=np.uint16)
+        self._table = np.zeros(0, dtype=np.float32)  # code -> value
+        self._code_of: dict[float, int] = {}  # a value (as given, and as float32) -> code
         self._nnz = 0
         self._start = np.zeros(256, dtype=np.int64)
         self._end = np.zeros(256, dtype=np.int64)
@@ -184,33 +194,62 @@ class FeatureStore:
         size = len(self._start)
         if need <= size:
             return
-        new = max(need, size * 2)
-        self._start = np.resize(self._start, new)
-        self._end = np.resize(self._end, new)
-        dense = np.zeros((new, self.width), dtype=np.float32)
-        dense[:size] = self._dense
-        self._dense = dense
-        area = np.zeros((new, 3), dtype=np.int32)
-        area[:size] = self._area
-        self._area = area
-        self.inlinks = np.resize(self.inlinks, new)
-        self.near = np.resize(self.near, new)
-        live = np.zeros(new, dtype=bool)
-        live[:size] = self._live
-        self._live = live
+        self._resize_rows(max(need, size + size // 2))
 
-    def add(self, cols: list[int], vals: list[float], dense: list[float], host: int,
-            directory: int, parent: int = 0) -> int:
+    def _resize_rows(self, new: int) -> None:
+        n = self.rows
+        start = np.zeros(new, dtype=np.int64)
+        start[:n] = self._start[:n]
+        end = np.zeros(new, dtype=np.int64)
+        end[:n] = self._end[:n]
+        dense = np.zeros((new, self.width), dtype=np.float32)
+        dense[:n] = self._dense[:n]
+        area = np.zeros((new, 3), dtype=np.int32)
+        area[:n] = self._area[:n]
+        inlinks = np.zeros(new, dtype=np.float32)
+        inlinks[:n] = self.inlinks[:n]
+        near = np.zeros(new, dtype=np.float32)
+        near[:n] = self.near[:n]
+        live = np.zeros(new, dtype=bool)
+        live[:n] = self._live[:n]
+        self._start, self._end, self._dense, self._area = start, end, dense, area
+        self.inlinks, self.near, self._live = inlinks, near, live
+
+    def _resize_features(self, new: int) -> None:
+        cols = np.zeros(new, dtype=np.int32)
+        cols[:self._nnz] = self._cols[:self._nnz]
+        codes = np.zeros(new, dtype=self._codes.dtype)
+        codes[:self._nnz] = self._codes[:self._nnz]
+        self._cols, self._codes = cols, codes
+
+    def _code(self, value: float) -> int:
+        """The code of ``value`` as float32, a new one if it is not in the table yet."""
+        f32 = float(np.float32(value))
+        code = self._code_of.get(f32)
+        if code is None:
+            code = len(self._table)
+            self._table = np.append(self._table, np.float32(f32))
+            if code > np.iinfo(self._codes.dtype).max:
+                self._codes = self._codes.astype(np.uint32)
+            self._code_of[f32] = code
+        self._code_of[value] = code
+        return code
+
+    def add(self, cols: Any, vals: Any, dense: Any, host: int, directory: int,
+            parent: int = 0) -> int:
         """Store one row; returns its slot."""
         n = len(cols)
         if self._nnz + n > len(self._cols):
-            new = max(self._nnz + n, 2 * len(self._cols))
-            self._cols = np.resize(self._cols, new)
-            self._vals = np.resize(self._vals, new)
+            self._resize_features(max(self._nnz + n, len(self._cols) + len(self._cols) // 2))
+        code_of = self._code_of
+        codes = []
+        for v in (vals.tolist() if isinstance(vals, np.ndarray) else vals):
+            code = code_of.get(v)
+            codes.append(self._code(v) if code is None else code)
         slot = self.rows
         self._grow_rows(slot + 1)
         self._cols[self._nnz:self._nnz + n] = cols
-        self._vals[self._nnz:self._nnz + n] = vals
+        self._codes[self._nnz:self._nnz + n] = codes
         self._start[slot] = self._nnz
         self._end[slot] = self._nnz + n
         self._nnz += n
@@ -225,10 +264,11 @@ class FeatureStore:
 
     def row(self, slot: int) -> tuple:
         """One row as plain values (bytes and floats), for :meth:`add` to store it again
-        exactly: what a spilled link keeps on disk."""
+        exactly: what a spilled link keeps on disk (its values as float32 bytes)."""
         start, end = int(self._start[slot]), int(self._end[slot])
         host, directory, parent = (int(x) for x in self._area[slot])
-        return (self._cols[start:end].tobytes(), self._vals[start:end].tobytes(),
+        return (self._cols[start:end].tobytes(),
+                self._table[self._codes[start:end]].tobytes(),
                 self._dense[slot].tobytes(), host, directory, parent,
                 float(self.inlinks[slot]), float(self.near[slot]))
 
@@ -243,7 +283,8 @@ class FeatureStore:
 
     def row_bytes(self, slot: int) -> int:
         """Bytes one row holds in memory (its hashed features and its fixed columns)."""
-        return int(self._end[slot] - self._start[slot]) * 8 + self.width * 4 + 3 * 4 + 8 + 1 + 16
+        features = int(self._end[slot] - self._start[slot])
+        return features * (4 + self._codes.itemsize) + self.width * 4 + 3 * 4 + 16 + 8 + 1
 
     def free(self, slot: int) -> None:
         if self._live[slot]:
@@ -257,11 +298,21 @@ class FeatureStore:
         return self._area[slots]
 
     def dot(self, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Each row's hashed features times ``weights`` (one value per slot)."""
-        if len(slots) == 0:
-            return np.zeros(0)
-        cols, vals, rows = self.gather(slots)
-        return np.bincount(rows, weights=weights[cols] * vals, minlength=len(slots))
+        """Each row's hashed features times ``weights`` (one value per slot).
+
+        In chunks of :data:`DOT_CHUNK` rows: :meth:`gather` makes a few 8-byte arrays per
+        feature, which for a re-rank of millions of queued links (tens of features each) were
+        gigabytes at once.  A row's sum is the same whatever the chunk: ``bincount`` adds a
+        bin's terms in their order.
+        """
+        n = len(slots)
+        if n <= DOT_CHUNK:
+            if n == 0:
+                return np.zeros(0)
+            cols, vals, rows = self.gather(slots)
+            return np.bincount(rows, weights=weights[cols] * vals, minlength=n)
+        return np.concatenate([self.dot(slots[i:i + DOT_CHUNK], weights)
+                               for i in range(0, n, DOT_CHUNK)])
 
     def gather(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(columns, values, row number within ``slots``) of the given rows, concatenated."""
@@ -271,36 +322,40 @@ class FeatureStore:
         rows = np.repeat(np.arange(len(slots)), lengths)
         offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         index = np.repeat(starts, lengths) + offsets
-        return self._cols[index], self._vals[index].astype(np.float64), rows
+        return self._cols[index], self._table[self._codes[index]].astype(np.float64), rows
 
     def compact(self) -> dict[int, int]:
-        """Drop freed rows; returns {old slot: new slot} for the live ones."""
-        old = np.flatnonzero(self._live[: self.rows])
-        cols, vals, rows = self.gather(old)
-        lengths = (self._end[old] - self._start[old])
-        mapping = {int(o): i for i, o in enumerate(old)}
+        """Drop freed rows; returns {old slot: new slot} for the live ones.
+
+        A mask over the features (1 byte each), not an index of them (8 bytes each, three
+        times over): rows lie contiguously in slot order.
+        """
+        n_rows, nnz = self.rows, self._nnz
+        live = self._live[:n_rows]
+        old = np.flatnonzero(live)
+        lengths = self._end[:n_rows] - self._start[:n_rows]
+        keep = np.repeat(live, lengths)
+        cols, codes = self._cols[:nnz][keep], self._codes[:nnz][keep]
+        del keep
+        mapping = dict(zip(old.tolist(), range(len(old)), strict=True))
         n = len(old)
-        self._cols = np.resize(cols.astype(np.int32), max(1024, 2 * len(cols)))
-        self._vals = np.resize(vals.astype(np.float32), max(1024, 2 * len(vals)))
+        size = max(1024, len(cols) + len(cols) // 4)
+        self._cols = np.zeros(size, dtype=np.int32)
+        self._cols[:len(cols)] = cols
+        self._codes = np.zeros(size, dtype=codes.dtype)
+        self._codes[:len(codes)] = codes
         self._nnz = len(cols)
-        ends = np.cumsum(lengths)
-        size = max(256, 2 * n)
-        start = np.zeros(size, dtype=np.int64)
-        end = np.zeros(size, dtype=np.int64)
-        start[:n] = ends - lengths
-        end[:n] = ends
-        dense = np.zeros((size, self.width), dtype=np.float32)
-        dense[:n] = self._dense[old]
-        area = np.zeros((size, 3), dtype=np.int32)
-        area[:n] = self._area[old]
-        inlinks = np.zeros(size, dtype=np.float32)
-        inlinks[:n] = self.inlinks[old]
-        near = np.zeros(size, dtype=np.float32)
-        near[:n] = self.near[old]
-        live = np.zeros(size, dtype=bool)
-        live[:n] = True
-        self._start, self._end, self._dense, self._area = start, end, dense, area
-        self.inlinks, self.near, self._live = inlinks, near, live
+        kept = lengths[old]
+        ends = np.cumsum(kept)
+        starts = ends - kept
+        dense, area = self._dense[old], self._area[old]
+        inlinks, near = self.inlinks[old], self.near[old]
+        self.rows = 0
+        self._resize_rows(max(256, n + n // 4))
+        self._start[:n], self._end[:n] = starts, ends
+        self._dense[:n], self._area[:n] = dense, area
+        self.inlinks[:n], self.near[:n] = inlinks, near
+        self._live[:n] = True
         self.rows = self.live = n
         return mapping
 
@@ -309,11 +364,13 @@ class FeatureStore:
         return self.rows - self.live
 
     def snapshot(self) -> dict[str, Any]:
-        """Plain bytes and numbers (comparable with ``==``, compact when pickled)."""
-        n = self.rows
+        """Plain bytes and numbers (comparable with ``==``, compact when pickled); the values
+        as float32, as before they were coded."""
+        n, nnz = self.rows, self._nnz
         return {
             "rows": n,
-            "cols": self._cols[: self._nnz].tobytes(), "vals": self._vals[: self._nnz].tobytes(),
+            "cols": self._cols[:nnz].tobytes(),
+            "vals": self._table[self._codes[:nnz]].tobytes(),
             "start": self._start[:n].tobytes(), "end": self._end[:n].tobytes(),
             "dense": self._dense[:n].tobytes(), "area": self._area[:n].tobytes(),
             "inlinks": self.inlinks[:n].tobytes(), "near": self.near[:n].tobytes(),
@@ -326,8 +383,15 @@ class FeatureStore:
         self._grow_rows(max(n, 1))
         cols = np.frombuffer(state["cols"], dtype=np.int32)
         nnz = len(cols)
-        self._cols = np.resize(cols, max(1024, nnz))
-        self._vals = np.resize(np.frombuffer(state["vals"], dtype=np.float32), max(1024, nnz))
+        self._resize_features(max(1024, nnz))
+        self._cols[:nnz] = cols
+        table, codes = np.unique(np.frombuffer(state["vals"], dtype=np.float32),
+                                 return_inverse=True)
+        self._table = table.astype(np.float32)
+        self._code_of = {v: i for i, v in enumerate(self._table.tolist())}
+        dtype = np.uint16 if len(table) <= 1 << 16 else np.uint32
+        self._codes = np.zeros(len(self._cols), dtype=dtype)
+        self._codes[:nnz] = codes.reshape(-1)
         self._nnz = nnz
         self._start[:n] = np.frombuffer(state["start"], dtype=np.int64)
         self._end[:n] = np.frombuffer(state["end"], dtype=np.int64)

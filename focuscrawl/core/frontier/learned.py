@@ -146,7 +146,7 @@ class Learned(Frontier):
         self.memory = max(100, memory)
         self.profile = TopicProfile(keywords)
         self.featurizer = LinkFeaturizer(self.profile.topic.phrases, bits)
-        self.store = FeatureStore()
+        self.store = FeatureStore(bits=bits)
         prior = list(DENSE_PRIOR)
         prior[-2], prior[-1] = hub, sibling
         self.window = max(0, sibling_window)

@@ -161,21 +161,25 @@ class FeatureStore:
     """Rows of hashed features (CSR-like) and dense facts, addressed by slot number.
 
     A row's values are few distinct numbers (``1/sqrt(n)`` per namespace, 1.0 for host and
-    directory), so each is kept as a 2-byte code into a table of the distinct float32 values
-    seen, not as a float32 beside its column: 6 bytes a feature, not 8, and the values read
-    back are the same float32s.  Rows are appended, slot after slot, contiguously; freed rows
-    are reclaimed by :meth:`compact`, which renumbers the live slots (the caller updates its
-    references from the mapping it returns).  Arrays grow by half, not double, and a
-    compaction leaves a quarter of headroom: a queue of millions of rows is most of the
-    learned order's memory.
+    directory), so each is kept as a code into a table of the distinct float32 values seen,
+    packed with its column into one unsigned 32-bit word (``column | code << bits``; 64-bit
+    words once there are more codes than the 32 - ``bits`` high bits hold): 4 bytes a
+    feature, not 8, and the values read back are the same float32s.  Rows are appended, slot
+    after slot, contiguously; freed rows are reclaimed by :meth:`compact`, which renumbers the
+    live slots (the caller updates its references from the mapping it returns).  Arrays grow
+    by half, not double, and a compaction leaves a quarter of headroom: a queue of millions of
+    rows is most of the learned order's memory.
     """
 
-    def __init__(self, dense_width: int = len(DENSE)) -> None:
+    def __init__(self, dense_width: int = len(DENSE), bits: int = 26) -> None:
+        if not 1 <= bits <= 31:
+            raise ValueError("column bits must be between 1 and 31")
         self.width = dense_width
-        self._cols = np.zeros(1024, dtype=np.int32)
-        self._codes: np.ndarray = np.zeros(1024, dtype=np.uint16)
+        self.bits = bits  # columns are below 2**bits (LinkFeaturizer's ``bits``)
+        self._feat: np.ndarray = np.zeros(1024, dtype=np.uint32)  # column | code << bits
         self._table = np.zeros(0, dtype=np.float32)  # code -> value
         self._code_of: dict[float, int] = {}  # a value (as given, and as float32) -> code
+        self._shift_of: dict[float, int] = {}  # a value as given -> code << bits
         self._nnz = 0
         self._start = np.zeros(256, dtype=np.int64)
         self._end = np.zeros(256, dtype=np.int64)
@@ -216,11 +220,20 @@ class FeatureStore:
         self.inlinks, self.near, self._live = inlinks, near, live
 
     def _resize_features(self, new: int) -> None:
-        cols = np.zeros(new, dtype=np.int32)
-        cols[:self._nnz] = self._cols[:self._nnz]
-        codes = np.zeros(new, dtype=self._codes.dtype)
-        codes[:self._nnz] = self._codes[:self._nnz]
-        self._cols, self._codes = cols, codes
+        feat = np.zeros(new, dtype=self._feat.dtype)
+        feat[:self._nnz] = self._feat[:self._nnz]
+        self._feat = feat
+
+    def _split(self, feat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns as int32, codes) of packed features."""
+        bits = feat.dtype.type(self.bits)
+        return (feat & feat.dtype.type((1 << self.bits) - 1)).astype(np.int32), feat >> bits
+
+    def _shifted(self, value: float) -> int:
+        """``code << bits`` of ``value`` as float32 (a new code if it is not in the table)."""
+        code = self._code(value)
+        self._shift_of[value] = shifted = code << self.bits
+        return shifted
 
     def _code(self, value: float) -> int:
         """The code of ``value`` as float32, a new one if it is not in the table yet."""
@@ -229,8 +242,8 @@ class FeatureStore:
         if code is None:
             code = len(self._table)
             self._table = np.append(self._table, np.float32(f32))
-            if code > np.iinfo(self._codes.dtype).max:
-                self._codes = self._codes.astype(np.uint32)
+            if code >> (32 - self.bits) and self._feat.dtype == np.uint32:
+                self._feat = self._feat.astype(np.uint64)  # more codes than the high bits hold
             self._code_of[f32] = code
         self._code_of[value] = code
         return code
@@ -239,17 +252,21 @@ class FeatureStore:
             parent: int = 0) -> int:
         """Store one row; returns its slot."""
         n = len(cols)
-        if self._nnz + n > len(self._cols):
-            self._resize_features(max(self._nnz + n, len(self._cols) + len(self._cols) // 2))
-        code_of = self._code_of
-        codes = []
-        for v in (vals.tolist() if isinstance(vals, np.ndarray) else vals):
-            code = code_of.get(v)
-            codes.append(self._code(v) if code is None else code)
+        if self._nnz + n > len(self._feat):
+            self._resize_features(max(self._nnz + n, len(self._feat) + len(self._feat) // 2))
+        if isinstance(vals, np.ndarray):
+            vals = vals.tolist()
+        if isinstance(cols, np.ndarray):
+            cols = cols.tolist()
+        shift_of = self._shift_of
+        try:
+            packed = [c | shift_of[v] for c, v in zip(cols, vals, strict=True)]
+        except KeyError:
+            packed = [c | (self._shifted(v) if shift_of.get(v) is None else shift_of[v])
+                      for c, v in zip(cols, vals, strict=True)]
         slot = self.rows
         self._grow_rows(slot + 1)
-        self._cols[self._nnz:self._nnz + n] = cols
-        self._codes[self._nnz:self._nnz + n] = codes
+        self._feat[self._nnz:self._nnz + n] = packed
         self._start[slot] = self._nnz
         self._end[slot] = self._nnz + n
         self._nnz += n
@@ -267,8 +284,8 @@ class FeatureStore:
         exactly: what a spilled link keeps on disk (its values as float32 bytes)."""
         start, end = int(self._start[slot]), int(self._end[slot])
         host, directory, parent = (int(x) for x in self._area[slot])
-        return (self._cols[start:end].tobytes(),
-                self._table[self._codes[start:end]].tobytes(),
+        cols, codes = self._split(self._feat[start:end])
+        return (cols.tobytes(), self._table[codes].tobytes(),
                 self._dense[slot].tobytes(), host, directory, parent,
                 float(self.inlinks[slot]), float(self.near[slot]))
 
@@ -284,7 +301,7 @@ class FeatureStore:
     def row_bytes(self, slot: int) -> int:
         """Bytes one row holds in memory (its hashed features and its fixed columns)."""
         features = int(self._end[slot] - self._start[slot])
-        return features * (4 + self._codes.itemsize) + self.width * 4 + 3 * 4 + 16 + 8 + 1
+        return features * self._feat.itemsize + self.width * 4 + 3 * 4 + 16 + 8 + 1
 
     def free(self, slot: int) -> None:
         if self._live[slot]:
@@ -322,7 +339,8 @@ class FeatureStore:
         rows = np.repeat(np.arange(len(slots)), lengths)
         offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         index = np.repeat(starts, lengths) + offsets
-        return self._cols[index], self._table[self._codes[index]].astype(np.float64), rows
+        cols, codes = self._split(self._feat[index])
+        return cols, self._table[codes].astype(np.float64), rows
 
     def compact(self) -> dict[int, int]:
         """Drop freed rows; returns {old slot: new slot} for the live ones.
@@ -335,16 +353,14 @@ class FeatureStore:
         old = np.flatnonzero(live)
         lengths = self._end[:n_rows] - self._start[:n_rows]
         keep = np.repeat(live, lengths)
-        cols, codes = self._cols[:nnz][keep], self._codes[:nnz][keep]
+        feat = self._feat[:nnz][keep]
         del keep
         mapping = dict(zip(old.tolist(), range(len(old)), strict=True))
         n = len(old)
-        size = max(1024, len(cols) + len(cols) // 4)
-        self._cols = np.zeros(size, dtype=np.int32)
-        self._cols[:len(cols)] = cols
-        self._codes = np.zeros(size, dtype=codes.dtype)
-        self._codes[:len(codes)] = codes
-        self._nnz = len(cols)
+        size = max(1024, len(feat) + len(feat) // 4)
+        self._feat = np.zeros(size, dtype=feat.dtype)
+        self._feat[:len(feat)] = feat
+        self._nnz = len(feat)
         kept = lengths[old]
         ends = np.cumsum(kept)
         starts = ends - kept
@@ -367,10 +383,11 @@ class FeatureStore:
         """Plain bytes and numbers (comparable with ``==``, compact when pickled); the values
         as float32, as before they were coded."""
         n, nnz = self.rows, self._nnz
+        cols, codes = self._split(self._feat[:nnz])
         return {
             "rows": n,
-            "cols": self._cols[:nnz].tobytes(),
-            "vals": self._table[self._codes[:nnz]].tobytes(),
+            "cols": cols.tobytes(),
+            "vals": self._table[codes].tobytes(),
             "start": self._start[:n].tobytes(), "end": self._end[:n].tobytes(),
             "dense": self._dense[:n].tobytes(), "area": self._area[:n].tobytes(),
             "inlinks": self.inlinks[:n].tobytes(), "near": self.near[:n].tobytes(),
@@ -379,19 +396,21 @@ class FeatureStore:
 
     def restore(self, state: dict[str, Any]) -> None:
         n = state["rows"]
-        self.__init__(self.width)  # type: ignore[misc]
+        self.__init__(self.width, self.bits)  # type: ignore[misc]
         self._grow_rows(max(n, 1))
         cols = np.frombuffer(state["cols"], dtype=np.int32)
         nnz = len(cols)
-        self._resize_features(max(1024, nnz))
-        self._cols[:nnz] = cols
         table, codes = np.unique(np.frombuffer(state["vals"], dtype=np.float32),
                                  return_inverse=True)
         self._table = table.astype(np.float32)
         self._code_of = {v: i for i, v in enumerate(self._table.tolist())}
-        dtype = np.uint16 if len(table) <= 1 << 16 else np.uint32
-        self._codes = np.zeros(len(self._cols), dtype=dtype)
-        self._codes[:nnz] = codes.reshape(-1)
+        self._shift_of = {}
+        if len(table) >> (32 - self.bits):
+            self._feat = self._feat.astype(np.uint64)
+        self._resize_features(max(1024, nnz))
+        packed = codes.reshape(-1).astype(np.uint64) << np.uint64(self.bits)
+        packed |= cols.astype(np.uint64)
+        self._feat[:nnz] = packed
         self._nnz = nnz
         self._start[:n] = np.frombuffer(state["start"], dtype=np.int64)
         self._end[:n] = np.frombuffer(state["end"], dtype=np.int64)

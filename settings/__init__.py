@@ -90,12 +90,14 @@ FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit)
 #   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
 #   come back by the best priority they left with; back in memory a URL is keyed again (the
 #   learned order re-scores it).  Below the limit every order is exactly as without it.
-#   Measured (bench/frontier.py --memory rss): a URL queued in memory costs 374 bytes
-#   (breadth-first) to 433 (best-first) at 4M URLs and 897 for the learned order (its feature
-#   row; 300k URLs), so 2,000,000 holds 0.75-0.9 GB for the seed orders and 1.8 GB for the
-#   learned one: a laptop's share; lower it on a small machine.  A URL on disk keeps 11-16
-#   bytes in memory (its fingerprint, so that a link to it is known).  Part of the crawl
-#   order: a JOBDIR crawl resumes only with the value it started with.  FocusPriorityQueue
+#   Measured (bench/frontier.py --memory rss): a URL queued in memory costs 295 bytes
+#   (best-first, 10M URLs; 424 before the flat heap items) and 565 for the learned order (its
+#   feature row; 2M URLs of the bench, no anchor or context text; ~1,000 with them), URL and
+#   anchor strings not counted, so 2,000,000 holds ~0.6-0.9 GB for the seed orders and ~2 GB
+#   for the learned one with real link text: a laptop's share; lower it on a small machine.
+#   A URL on disk keeps 11-16 bytes in memory (its fingerprint, so that a link to it is
+#   known).  Part of the crawl order: a JOBDIR crawl resumes only with the value it started
+#   with.  FocusPriorityQueue
 #   (focuscrawl's order inside Scrapy's own scheduler) never spills
 
 # -- The learned order (focuscrawl.core.frontier.learned, focuscrawl.core.learning) --------------

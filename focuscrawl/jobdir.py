@@ -291,6 +291,8 @@ class Jobdir:
             # a JOBDIR from before FOCUS_FRONTIER_MEMORY never spilled: it resumes under it
             saved.setdefault("frontier_memory", self.order_options.get("frontier_memory"))
             saved.setdefault("examples", False)  # a JOBDIR from before -a examples
+            # ... and from before the host bandit: it resumes under today's default
+            saved.setdefault("explore_hosts", self.order_options.get("explore_hosts"))
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]

@@ -38,6 +38,7 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "frontier_memory": s.getint("FOCUS_FRONTIER_MEMORY", FRONTIER_MEMORY),
         "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
         "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
+        "explore_hosts": _float_or_none(s.get("FOCUS_EXPLORE_HOSTS")),
         "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
         "profile_score": _float_or_none(s.get("FOCUS_PROFILE_SCORE")),
         "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),

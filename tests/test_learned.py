@@ -166,6 +166,53 @@ def test_link_nearness_follows_the_chapters_next_to_a_relevant_one():
     # 9 fetches, against 33 in page order (every chapter before the block first)
     assert need_near <= 10 < 30 <= need_blind, (need_near, need_blind)
 
+def reference_trap(seed: int) -> dict[str, tuple[str, str, list]]:
+    """A portal links to a 300-page reference manual whose every link reads "glacier reference
+    k" (one page in ten says "glacier" once) and to a field station whose 20 notes are about
+    glaciers under neutral anchors ("field notes k"), on another host."""
+    rng = random.Random(seed)
+    filler = "the of page this manual section reference function returns value".split()
+    web: dict[str, tuple[str, str, list]] = {}
+    for k in range(300):
+        words = [rng.choice(filler) for _ in range(300)] + (["glacier"] if k % 10 == 0 else [])
+        links = [(f"http://manual.test/p{rng.randrange(300)}.html", f"glacier reference {j}")
+                 for j in range(6)]
+        web[f"http://manual.test/p{k}.html"] = (f"Reference {k}", " ".join(words), links)
+    notes = []
+    for k in range(20):
+        url = f"http://ice.test/n{k}.html"
+        words = [rng.choice(filler) for _ in range(100)] + ["glacier"] * 5 + ["moraine"]
+        web[url] = (f"Field notes {k}", " ".join(words), [("http://ice.test/", "home")])
+        notes.append((url, f"field notes {k}"))
+    web["http://ice.test/"] = ("Field station", "welcome to the field station", notes)
+    web["http://portal.test/"] = ("Portal", "links", [
+        ("http://manual.test/p0.html", "glacier manual"), ("http://ice.test/", "field station"),
+        # hosts that never answer
+        *((f"http://gone{k}.test/{p}", f"archive {k}{p}") for k in range(5) for p in "abc"),
+    ])
+    return web
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_host_bandit_leaves_a_large_host_whose_anchors_repeat_a_keyword(seed):
+    """Every manual link says "glacier", so the per-link model keeps choosing them; a tenth of
+    the URLs handed out by the host bandit try the field station's notes, and once they prove
+    relevant the model follows them.  A host that never answered is not the bandit's again."""
+    web = reference_trap(seed)
+    notes = {u for u in web if u.startswith("http://ice.test/n")}
+    bandit = virtual_crawl(learned(), web, ["http://portal.test/"], limit=300)  # the default
+    per_link = virtual_crawl(learned(explore_hosts=0.0), web, ["http://portal.test/"],
+                             limit=300)
+    need_bandit = fetches_to_find(bandit, notes, 10)
+    need_per_link = fetches_to_find(per_link, notes, 10)
+    # measured on seeds 1-3: 34-46 fetches with the bandit, none of the notes in 300 without
+    assert need_bandit <= 80 and 2 * need_bandit < need_per_link, (need_bandit, need_per_link)
+    # the bandit's turns are every tenth URL: it tries each silent host once (5 turns; it
+    # spent 15 on them when a failed host stayed a candidate)
+    turns = [bandit[i] for i in range(9, len(bandit), 10)]
+    assert sum(host(u).startswith("gone") for u in turns) <= 5
+
+
 def test_same_input_same_order():
     web = hidden_web(4)
     assert virtual_crawl(learned(), web, ["http://portal.test/"]) == \

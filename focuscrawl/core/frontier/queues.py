@@ -300,5 +300,14 @@ class ServerQueues:
                 if entry.queued and entry.item is item:
                     yield entry
 
+    def buckets(self) -> list[Any]:
+        """The servers (or hashed queues) that may have queued URLs, in the order first queued."""
+        return list(self._queues)
+
+    def top_of(self, bucket: Any) -> Entry | None:
+        """A server's best queued entry, or None (nothing moves)."""
+        heap = self._queues.get(bucket)
+        return None if heap is None else heap.top()
+
     def hosts_with_work(self) -> int:
         return sum(1 for h in self._queues.values() if h.top() is not None)

@@ -26,7 +26,7 @@ _OPTIONS = {
     "best-n-first": {"n", "work_conserving"},
     "distiller": {"weight", "every"},
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
-                "keyword_scale", "explore_split",
+                "keyword_scale", "explore_split", "explore_hosts",
                 "bits", "memory", "sibling", "sibling_window", "hub", "examples"},
 }
 

@@ -155,7 +155,8 @@ class TopicSpider(scrapy.Spider):
         except (UnicodeDecodeError, LookupError):
             stats.inc_value("focus/skipped/undecodable")
             return
-        page = extract(html, response.url)
+        # the links' nearby text is the learned order's evidence only
+        page = extract(html, response.url, with_context=self.learning)
         scored = self.topic.score_page(page.title, page.text)
         url = canonical(response.url)
         digest = self._digest(page) if self.learning else None

@@ -11,15 +11,39 @@ from w3lib.url import canonicalize_url
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
-@lru_cache(maxsize=1 << 15)
 def canonical(url: str) -> str:
     """The de-duplication key of a URL: fragment dropped, query sorted, host lower-cased.
 
-    Raises ValueError for a URL that cannot be a fetchable http(s) URL.  Cached (a bounded
-    LRU): a site's navigation links recur on every page, and each link is canonicalised by the
-    spider and again by the scheduler; w3lib's canonicalisation was 17% of a replayed crawl's
-    CPU time.
+    Raises ValueError for a URL that cannot be a fetchable http(s) URL.  A URL with an ASCII
+    fragment is canonicalised without it (the answer is the same: see _defragmented), so the
+    links to a page's sections share one cache entry: a page links to many sections of the
+    same few pages (400 docweb pages: 30,547 distinct link URLs, 13,212 without fragments).
     """
+    return _canonical(_defragmented(url))
+
+
+def _defragmented(url: str) -> str:
+    """``url`` without its fragment when dropping it cannot change ``canonical(url)``.
+
+    The parsers end the host, path and query at the first "#" and canonicalisation drops the
+    fragment, so only two things could differ: a fragment that cannot be encoded (not ASCII:
+    kept, it may raise), and whitespace or a control character that the cut would bring to the
+    end of the URL, where it is stripped (kept whole).
+    """
+    cut = url.find("#")
+    if cut <= 0:
+        return url
+    last = url[cut - 1]
+    if last <= " " or last.isspace() or not url.isascii() and not url[cut + 1:].isascii():
+        return url
+    return url[:cut]
+
+
+@lru_cache(maxsize=1 << 15)
+def _canonical(url: str) -> str:
+    """canonical(), cached (a bounded LRU): a site's navigation links recur on every page, and
+    each link is canonicalised by the spider and again by the scheduler; w3lib's
+    canonicalisation was 17% of a replayed crawl's CPU time."""
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ALLOWED_SCHEMES:
         raise ValueError(f"not an http(s) URL: {url[:200]!r}")
@@ -32,8 +56,12 @@ def canonical(url: str) -> str:
     return result
 
 
+@lru_cache(maxsize=1 << 16)
 def host(url: str) -> str:
-    """The server a URL lives on: lower-cased host name, port ignored (as Scrapy's slots)."""
+    """The server a URL lives on: lower-cased host name, port ignored (as Scrapy's slots).
+
+    Cached: asked of every outlink by the link filter and again by the scheduler.
+    """
     return (urlsplit(url).hostname or "").lower()
 
 

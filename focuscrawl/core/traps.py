@@ -59,9 +59,25 @@ class UrlRules:
         self.max_length = max_length
         self.calendar = calendar
         self.session = session
+        # answers by URL: a site's navigation links recur on every page (the rules were 3% of
+        # a replayed crawl's CPU time); cleared when full
+        self._answers: dict[str, str | None] = {}
+        self._max_answers = 1 << 16
 
     def reason(self, url: str) -> str | None:
         """Why ``url`` should not be fetched (a stats key), or None to keep it."""
+        answers = self._answers
+        try:
+            return answers[url]
+        except KeyError:
+            pass
+        answer = self._reason(url)
+        if len(answers) >= self._max_answers:
+            answers.clear()
+        answers[url] = answer
+        return answer
+
+    def _reason(self, url: str) -> str | None:
         if self.schemes:
             scheme = url.split(":", 1)[0].lower() if ":" in url else ""
             if scheme not in ALLOWED_SCHEMES:

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
-from scrapy.utils.httpobj import urlparse_cached
 
 from ..core.traps import ServerCap, UrlRules, is_near
 from ..meta import LEASE, LINK
@@ -112,7 +111,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
             return "irrelevant_dir"
         if self.robots_prefilter:
             robots = self.services.robots  # registered by the robots.txt middleware
-            if robots is not None and robots.disallows(url, urlparse_cached(request)):
+            if robots is not None and robots.disallows(url):
                 return "robots"
         if not self.cap.admit(self.servers.key(url), url):
             return "server_cap"

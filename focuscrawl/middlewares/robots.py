@@ -30,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
 from protego import Protego
 from scrapy import Request
@@ -59,6 +61,7 @@ PARSED = "parsed"
 RESPONSE = "response"  # an HTTP response (its status; the body if 2xx)
 ERROR = "error"  # a network error or timeout, after the retries: unreachable
 IGNORED = "ignored"  # another middleware dropped the robots request: no rules
+_MAX_ANSWERS = 1 << 14  # robots.txt answers remembered per host (Rules.answers)
 
 
 @dataclass(slots=True)
@@ -69,6 +72,9 @@ class Rules:
     expires: float  # monotonic time
     parser: Protego | None = None
     crawl_delay: float = 0.0
+    # the parser's answers, by (url, user agent): the link filter asks of every outlink, and
+    # a site's navigation links recur on every page; cleared when full
+    answers: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
 
     def allows(self, url: str, user_agent: str) -> bool:
         if self.kind == ALLOW_ALL:
@@ -76,11 +82,19 @@ class Rules:
         if self.kind == DISALLOW_ALL:
             return False
         assert self.parser is not None
+        key = (url, user_agent)
+        answer = self.answers.get(key)
+        if answer is not None:
+            return answer
         try:
-            return self.parser.can_fetch(url, user_agent)
+            answer = self.parser.can_fetch(url, user_agent)
         except Exception:  # a pathological pattern must not stop the crawl
             logger.debug("robots.txt matching failed for %s; allowing", url, exc_info=True)
             return True
+        if len(self.answers) >= _MAX_ANSWERS:
+            self.answers.clear()
+        self.answers[key] = answer
+        return answer
 
 
 @dataclass(slots=True, frozen=True)
@@ -104,6 +118,13 @@ def robots_key(parts: ParseResult) -> str:
     scheme = parts.scheme.lower()
     port = parts.port or (443 if scheme == "https" else 80)
     return f"{scheme}://{_netloc_host(parts)}:{port}"
+
+
+@lru_cache(maxsize=1 << 16)
+def url_robots_key(url: str) -> str:
+    """``robots_key`` of a URL string, cached: the link filter asks it of every outlink (a
+    request's own parse, ``urlparse_cached``, was most of the robots.txt prefilter's cost)."""
+    return robots_key(urlparse(url))
 
 
 def robots_url(parts: ParseResult) -> str:
@@ -179,13 +200,15 @@ class RobotsTxtMiddleware:
             raise IgnoreRequest(f"robots.txt: {reason}")
         return None
 
-    def disallows(self, url: str, parts: ParseResult) -> bool:
-        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
+    def disallows(self, url: str, parts: ParseResult | None = None) -> bool:
+        """True if the host's fetched robots.txt refuses ``url`` (False while unknown);
+        ``parts``: ``url`` parsed, when the caller has it.
 
         A host whose robots.txt is unreachable refuses everything for a while, but its links
         are not dropped for that: they wait in the frontier for the rules to come back.
         """
-        rules = self._rules.get(robots_key(parts))
+        key = url_robots_key(url) if parts is None else robots_key(parts)
+        rules = self._rules.get(key)
         return rules is not None and rules.kind == PARSED and not rules.allows(
             url, self.user_agent)
 

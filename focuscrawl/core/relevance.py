@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import filterfalse
 
 import numpy as np
 
@@ -57,9 +58,9 @@ def tokenize(text: str, *, stop_words: frozenset[str] = STOP_WORDS) -> list[str]
     """Lower-cased Unicode words, stop words removed, plurals folded."""
     if not text:
         return []
-    return [
-        normalize(w) for w in _WORD_RE.findall(text.lower()) if w not in stop_words
-    ]
+    # map/filterfalse iterate in C: a page's tokens were 2% of a replayed crawl's CPU time
+    return list(map(normalize, filterfalse(stop_words.__contains__,
+                                           _WORD_RE.findall(text.lower()))))
 
 
 def parse_keywords(spec: str | Sequence[str]) -> list[str]:
@@ -91,8 +92,7 @@ def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     if n == 0 or n > len(tokens):
         return 0
     if n == 1:
-        word = phrase[0]
-        return sum(1 for t in tokens if t == word)
+        return tokens.count(phrase[0])  # in C: a page's keyword counts are taken three times
     first = phrase[0]
     phrase = list(phrase)
     return sum(

@@ -348,11 +348,12 @@ class Learned(Frontier):
         if len(tops) < 2:
             return None
         reached = self._reached
-        tops = [e for e in tops if reached.get(self.hosts.id(e.host), True)]
-        if len(tops) < 2:
+        pairs = [(e, i) for e, i in zip(tops, map(self.hosts.id, (e.host for e in tops)),
+                                        strict=True) if reached.get(i, True)]
+        if len(pairs) < 2:
             return None
-        ids = np.fromiter((self.hosts.id(e.host) for e in tops), dtype=np.int64,
-                          count=len(tops))
+        tops = [e for e, _ in pairs]
+        ids = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
         index = (np.fromiter((e.score for e in tops), dtype=np.float64, count=len(tops))
                  + self.explore * self.hosts.uncertainty(ids))
         for i in np.argsort(-index, kind="stable").tolist():

@@ -59,6 +59,20 @@ class SpillStore(Protocol):
     def close(self) -> None: ...
 
 
+#: the table spilled batches live in, in a temporary database or the JOBDIR's
+SPILL_TABLE = "CREATE TABLE IF NOT EXISTS spill (batch INTEGER PRIMARY KEY, data BLOB)"
+
+
+def write_batch(db: sqlite3.Connection, batch: int, data: bytes) -> None:
+    """Store a batch (a replayed spill writes the same number again: replace it)."""
+    db.execute("INSERT OR REPLACE INTO spill (batch, data) VALUES (?, ?)", (batch, data))
+
+
+def read_batch(db: sqlite3.Connection, batch: int) -> bytes | None:
+    row = db.execute("SELECT data FROM spill WHERE batch = ?", (batch,)).fetchone()
+    return None if row is None else row[0]
+
+
 class TempSpill:
     """Batches in SQLite's private temporary database: on disk, gone when closed or killed."""
 
@@ -67,17 +81,16 @@ class TempSpill:
         self._db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=OFF")  # nothing here survives the process
         self._db.execute("PRAGMA synchronous=OFF")
-        self._db.execute("CREATE TABLE spill (batch INTEGER PRIMARY KEY, data BLOB)")
+        self._db.execute(SPILL_TABLE)
 
     def put(self, batch: int, data: bytes) -> None:
-        self._db.execute("INSERT OR REPLACE INTO spill (batch, data) VALUES (?, ?)",
-                         (batch, data))
+        write_batch(self._db, batch, data)
 
     def get(self, batch: int) -> bytes:
-        row = self._db.execute("SELECT data FROM spill WHERE batch = ?", (batch,)).fetchone()
-        if row is None:
+        data = read_batch(self._db, batch)
+        if data is None:
             raise KeyError(f"spilled batch {batch} is missing")
-        return row[0]
+        return data
 
     def release(self, batch: int) -> None:
         self._db.execute("DELETE FROM spill WHERE batch = ?", (batch,))

@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .spill import SPILL_TABLE, read_batch, write_batch
+
 SCHEMA_VERSION = 1
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -70,8 +72,8 @@ class SQLiteStore:
             CREATE TABLE IF NOT EXISTS snapshot (
                 id INTEGER PRIMARY KEY CHECK (id = 1), taken REAL, state BLOB);
             CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, op BLOB);
-            CREATE TABLE IF NOT EXISTS spill (batch INTEGER PRIMARY KEY, data BLOB);
             """
+            + SPILL_TABLE + ";"
         )
         version = self.get_meta("schema")
         if version is None:
@@ -154,14 +156,13 @@ class SQLiteStore:
     # -- spilled frontier batches -------------------------------------------------------
     def put_spill(self, batch: int, data: bytes) -> None:
         """Write a spilled batch now (its own transaction: see JournalSpill for why)."""
-        self._db.execute("INSERT OR REPLACE INTO spill (batch, data) VALUES (?, ?)",
-                         (batch, data))
+        write_batch(self._db, batch, data)
 
     def get_spill(self, batch: int) -> bytes:
-        row = self._db.execute("SELECT data FROM spill WHERE batch = ?", (batch,)).fetchone()
-        if row is None:
+        data = read_batch(self._db, batch)
+        if data is None:
             raise StoreError(f"{self.path}: spilled batch {batch} is missing")
-        return row[0]
+        return data
 
     def _drop_spilled(self) -> None:
         """In a snapshot's transaction: delete the batches the new state no longer refers to."""

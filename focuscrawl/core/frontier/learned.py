@@ -333,11 +333,12 @@ class Learned(Frontier):
     def _explore_turn(self) -> bool:
         """Whether the next URL handed out is the host bandit's: ``explore_hosts`` of them,
         spread evenly.  A function of the count handed out alone (a journal replays hand-outs
-        by URL, not by asking again, and must reach the same state)."""
+        by URL, not by asking again, and must reach the same state); a URL put back after a
+        stop with it in flight is not counted, so a resumed crawl takes the same turns."""
         share = self.explore_hosts
         if share <= 0.0 or self.round_robin:
             return False
-        n = self.stats["popped"]
+        n = self.stats["popped"] - self.stats["requeued"]
         return int((n + 1) * share) > int(n * share)
 
     def _explore_host(self, ready: Ready) -> Entry | None:
@@ -356,7 +357,10 @@ class Learned(Frontier):
         ids = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
         index = (np.fromiter((e.score for e in tops), dtype=np.float64, count=len(tops))
                  + self.explore * self.hosts.uncertainty(ids))
-        for i in np.argsort(-index, kind="stable").tolist():
+        # ties go to the link found first: the order of the hosts' queues is not state (a
+        # host's queue comes back at the end when a URL in flight at a stop is put back)
+        seqs = np.fromiter((e.seq for e in tops), dtype=np.int64, count=len(tops))
+        for i in np.lexsort((seqs, -index)).tolist():
             entry = tops[i]
             if ready is not None and not ready(entry.host):
                 continue

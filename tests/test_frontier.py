@@ -271,6 +271,36 @@ def test_server_queues_rekey_moves_an_entry():
     assert [q.pop().url, q.pop().url, q.pop()] == ["x/2", "x/1", None]
 
 
+@pytest.mark.parametrize("round_robin", [0, 7])
+def test_server_queues_drop_stale_items_when_they_outnumber_the_live_ones(round_robin):
+    """Re-keying every queued URL over and over (a bounded re-rank re-keys thousands a time)
+    leaves no more stale heap items than live ones, and the order is the keys' order."""
+    import random
+
+    rng = random.Random(3)
+    q = ServerQueues(round_robin)
+    entries = [Entry(f"h{i % 30}/{i}", f"h{i % 30}", i) for i in range(3000)]
+    keys = {}
+    for e in entries:
+        keys[e.url] = (rng.random(), e.seq)
+        q.push(e, keys[e.url])
+    for _ in range(5):
+        for e in rng.sample(entries, 2000):
+            keys[e.url] = (rng.random(), e.seq)
+            q.push(e, keys[e.url])
+        items = sum(len(h.items) for h in q._queues.values())
+        assert len(q) == 3000 and items - len(q) <= len(q)
+    for e in entries[:100]:
+        q.discard(e)
+    if round_robin:
+        popped = [q.pop() for _ in range(2900)]
+        assert {e.url for e in popped} == {e.url for e in entries[100:]}
+    else:
+        popped = [q.pop().url for _ in range(2900)]
+        assert popped == sorted((e.url for e in entries[100:]), key=keys.get)
+    assert q.pop() is None
+
+
 def test_round_robin_reads_one_url_per_queue_in_turn():
     q = ServerQueues(round_robin=500)
     for i in range(3):

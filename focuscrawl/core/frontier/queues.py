@@ -16,7 +16,10 @@ a ``(key, tick, seq, entry)`` item and 28 more for the tick), and the entry poin
 live item (``entry.item``); an item the entry no longer points at, or whose entry left the
 queue, is skipped.  Keys end with the URL's unique sequence number, so two items' keys tie
 only for the same URL (see :meth:`Entry.__lt__`).
-Push and pop are O(log n).
+Push and pop are O(log n).  Stale items are dropped once they may outnumber the live ones
+(re-keying many queued URLs, as the learned order's bounded re-rank does, would otherwise
+leave one behind per re-key for good, most never reaching a heap's top):
+:meth:`ServerQueues.compact`, amortised O(1) a re-key.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 Key = tuple
+# stale heap items tolerated before a count (and, past as many as there are live ones, a
+# compaction): a small queue is not compacted over and over
+_STALE_MIN = 1024
 
 
 class Entry:
@@ -114,6 +120,9 @@ class ServerQueues:
         self._servers: list[tuple] = []
         self._cursor = 0
         self._len = 0
+        # at least the heap items no longer live (a re-key, a discard add one; a stale item
+        # popped at a heap's top is not counted off, :meth:`_check_stale` counts exactly)
+        self._stale = 0
 
     def __len__(self) -> int:
         return self._len
@@ -128,6 +137,8 @@ class ServerQueues:
         if not entry.queued:
             self._len += 1
             entry.queued = True
+        else:
+            self._stale += 1  # its previous item stays behind in its heap
         item = (*key, entry)
         entry.item = item
         bucket = self._bucket(entry.host)
@@ -139,12 +150,45 @@ class ServerQueues:
         if not self.round_robin and (top is None or item < top.item):
             heap.stamp += 1
             heapq.heappush(self._servers, (item, heap.stamp, bucket))
+        if self._stale > self._len and self._stale > _STALE_MIN:
+            self._check_stale()
 
     def discard(self, entry: Entry) -> None:
         """Remove ``entry`` (eviction, or handed out by another path)."""
         if entry.queued:
             entry.queued = False
             self._len -= 1
+            self._stale += 1
+
+    def _check_stale(self) -> None:
+        """Count the stale items exactly (O(servers)); compact when they are more than half
+        as many as the live ones: the next count then comes only after that many re-keys."""
+        stale = sum(len(heap.items) for heap in self._queues.values()) - self._len
+        if stale > max(self._len, _STALE_MIN) // 2:
+            self.compact()
+        else:
+            self._stale = stale
+
+    def compact(self) -> None:
+        """Drop every stale heap item (the queued URLs and their order do not change)."""
+        queues = self._queues
+        servers: list[tuple] = []
+        for bucket, heap in list(queues.items()):
+            items = [item for item in heap.items
+                     if item[-1].queued and item[-1].item is item]
+            if not items:
+                del queues[bucket]  # as _take leaves an emptied server (pop skips it)
+                continue
+            if len(items) != len(heap.items):
+                heapq.heapify(items)
+                heap.items = items
+            if not self.round_robin:
+                heap.stamp += 1
+                servers.append((items[0], heap.stamp, bucket))
+        if not self.round_robin:
+            heapq.heapify(servers)
+            self._servers = servers
+        self._stale = 0
 
     def take(self, entry: Entry) -> None:
         """Remove ``entry`` as if :meth:`pop` had returned it (replaying a journal).
@@ -257,6 +301,7 @@ class ServerQueues:
                 self._servers.append((items[0], 1, bucket))
         heapq.heapify(self._servers)
         self._len = len(entries)
+        self._stale = 0
 
     def worst(self, count: int) -> list[Entry]:
         """The ``count`` queued entries with the largest keys, best first (one pass)."""
@@ -271,15 +316,7 @@ class ServerQueues:
         them (and every stale item) in memory until they reached a heap's top."""
         for entry in entries:
             self.discard(entry)
-        queues = self._queues
-        for bucket, heap in list(queues.items()):
-            items = [item for item in heap.items
-                     if item[-1].queued and item[-1].item is item]
-            if not items:
-                del queues[bucket]  # as _take leaves an emptied server (pop skips it)
-            elif len(items) != len(heap.items):
-                heapq.heapify(items)
-                heap.items = items
+        self.compact()
 
     def has_ready(self, ready: Callable[[str], bool]) -> bool:
         """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""

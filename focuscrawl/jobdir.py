@@ -293,6 +293,9 @@ class Jobdir:
             saved.setdefault("examples", False)  # a JOBDIR from before -a examples
             # ... and from before the host bandit: it resumes under today's default
             saved.setdefault("explore_hosts", self.order_options.get("explore_hosts"))
+            # ... and from before the bounded re-rank (the same order while its frontier is
+            # under the bound)
+            saved.setdefault("rerank_max", self.order_options.get("rerank_max"))
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]

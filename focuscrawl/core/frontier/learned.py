@@ -25,8 +25,10 @@ the link's own evidence and what the crawl has learnt so far:
   text uses the topic's vocabulary, not only the user's words, scores;
 * **training**: one AdaGrad step per fetched page on its label (and its ancestors' revised
   ones); every ``learn_every`` pages the profile is rebuilt, the recent examples are replayed
-  once, and the whole frontier is re-scored in a few vectorised numpy operations, then
-  re-queued;
+  once, and the frontier is re-scored in a few vectorised numpy operations, then re-queued:
+  the whole of it while it holds at most ``rerank_max`` links, past that the best quarter of
+  ``rerank_max`` and a window of the rest that moves on at each re-rank (see
+  :meth:`Learned.rerank`: bounded work per page however large the frontier grows);
 * **siblings** (the slides' distiller and link nearness; by default on with ``examples``,
   off otherwise): a fetched page's label is evidence
   about the other links of the page it was reached from: all of them (the parent's hub
@@ -103,6 +105,91 @@ def examples_defaults(examples: bool) -> dict[str, float]:
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
 _MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
+# FOCUS_LEARN_RERANK's default: links re-scored per re-rank at most.  A docweb crawl's frontier
+# (up to ~50,000 links) stays under it, so its order is the full re-rank's; on a frontier of
+# millions a re-rank costs what one of 65,536 links does
+RERANK_MAX = 65_536
+
+
+class QueuedSlots:
+    """Per feature-store slot, numpy arrays of the queued link that owns it: the entry, its
+    score and whether it is queued.  The bounded re-rank chooses the links to re-score with
+    numpy over these (no Python loop over the frontier) and gets back to their entries by slot.
+
+    Slot order is the store's, which a snapshot keeps and a compaction keeps (it renumbers,
+    in order): the choice never depends on a dict's order, which a restore could change.
+    """
+
+    def __init__(self, size: int = 256) -> None:
+        self.owner = np.empty(size, dtype=object)
+        self.score = np.zeros(size)
+        self.live = np.zeros(size, dtype=bool)
+        self.cursor = 0  # the rotating window's next slot
+
+    def _grow(self, slot: int) -> None:
+        size = max(slot + 1, len(self.live) + len(self.live) // 2)
+        owner = np.empty(size, dtype=object)
+        owner[:len(self.owner)] = self.owner
+        score = np.zeros(size)
+        score[:len(self.score)] = self.score
+        live = np.zeros(size, dtype=bool)
+        live[:len(self.live)] = self.live
+        self.owner, self.score, self.live = owner, score, live
+
+    def set(self, slot: int, entry: Entry, score: float) -> None:
+        """``entry`` is queued in ``slot`` with ``score``."""
+        if slot >= len(self.live):
+            self._grow(slot)
+        self.owner[slot] = entry
+        self.score[slot] = score
+        self.live[slot] = True
+
+    def clear(self, slot: int | None) -> None:
+        """``slot``'s link left the queue (handed out, spilled, evicted or moved)."""
+        if slot is not None and slot < len(self.live):
+            self.owner[slot] = None  # no reference kept to an entry handed out
+            self.live[slot] = False
+
+    def remap(self, old: np.ndarray, rows: int) -> None:
+        """The store compacted: live slot ``old[i]`` is now slot ``i``; the window goes on
+        from the same link."""
+        size = max(256, rows + rows // 4)
+        owner = np.empty(size, dtype=object)
+        score = np.zeros(size)
+        live = np.zeros(size, dtype=bool)
+        keep = old[old < len(self.live)]  # a prefix: slots past the arrays were never queued
+        owner[:len(keep)] = self.owner[keep]
+        score[:len(keep)] = self.score[keep]
+        live[:len(keep)] = self.live[keep]
+        self.cursor = int(np.searchsorted(old, self.cursor))
+        self.owner, self.score, self.live = owner, score, live
+
+    def choose(self, rows: int, best: int, window: int) -> np.ndarray:
+        """The queued slots to re-score, ascending: the ``best`` highest scores (ties to the
+        lower slot) and the next ``window`` other queued slots from the cursor on, wrapping
+        round; the cursor moves past them."""
+        n = min(rows, len(self.live))  # slots past the arrays were never queued
+        live = self.live[:n]
+        scores = np.where(live, self.score[:n], -np.inf)
+        if best >= np.count_nonzero(live):
+            top = np.flatnonzero(live)
+        elif best > 0:
+            kth = np.partition(scores, n - best)[n - best]
+            above = np.flatnonzero(scores > kth)
+            ties = np.flatnonzero(scores == kth)[:best - len(above)]
+            top = np.concatenate([above, ties])
+        else:
+            top = np.zeros(0, dtype=np.int64)
+        others = live.copy()
+        others[top] = False
+        cursor = min(self.cursor, n)
+        ahead = np.flatnonzero(others[cursor:])[:window] + cursor
+        if len(ahead) < window:
+            ahead = np.concatenate([ahead,
+                                    np.flatnonzero(others[:cursor])[:window - len(ahead)]])
+        if len(ahead):
+            self.cursor = int(ahead[-1]) + 1
+        return np.sort(np.concatenate([top, ahead]))
 
 
 class Learned(Frontier):
@@ -133,6 +220,7 @@ class Learned(Frontier):
         sibling_window: int | None = None,
         hub: float | None = None,
         examples: bool = False,
+        rerank_max: int = RERANK_MAX,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -140,6 +228,7 @@ class Learned(Frontier):
             raise ValueError("the learned strategy needs the topic's keywords")
         self.relevant_score = relevant_score
         self.every = max(1, learn_every)
+        self.rerank_max = max(0, rerank_max)  # 0: every re-rank re-scores the whole frontier
         self.explore = explore
         self.discount = discount
         self.examples = examples  # the seeds are on-topic examples given by the user
@@ -172,6 +261,7 @@ class Learned(Frontier):
         self.labels: dict[str, float] = {}  # fetched page -> its relevance label
         self.parents: dict[str, str] = {}  # fetched page -> the page it was reached from
         self._pending: list[tuple[Entry, int]] = []  # links found, not scored yet
+        self._queued = QueuedSlots()  # slot -> queued entry, score (the bounded re-rank's)
         self._fetching: dict[str, int] = {}  # URL handed out -> its example's slot
         # training examples: slot, label, dynamic features at hand-out time
         self._ex_slot: list[int] = []
@@ -276,9 +366,11 @@ class Learned(Frontier):
                 if entry.url in self.entries and not entry.queued:
                     entry.score = value
                     self.queues.push(entry, self.key(entry))
+                    self._queued.set(entry.extra, entry, value)
                     if self.max_buffer:
                         heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
             elif entry.queued and value > entry.score:
+                self._queued.clear(entry.extra)
                 self.store.free(entry.extra)
                 self.store.inlinks[new] = self.store.inlinks[entry.extra]
                 self.store.near[new] = self.store.near[entry.extra]
@@ -376,12 +468,22 @@ class Learned(Frontier):
 
     def requeue(self, entry: Entry) -> None:
         self.flush()
-        self._fetching.pop(entry.url, None)
+        slot = self._fetching.pop(entry.url, None)
+        if slot is not None:
+            entry.extra = slot  # a compaction since it was handed out renumbered its row
         super().requeue(entry)
+        if entry.queued and entry.extra is not None:
+            self._queued.set(entry.extra, entry, entry.score)
+
+    def _rescore(self, entry: Entry, score: float) -> None:
+        super()._rescore(entry, score)
+        if entry.queued and entry.extra is not None:
+            self._queued.set(entry.extra, entry, score)
 
     def _hand_out(self, entry: Entry) -> None:
         super()._hand_out(entry)
         slot = entry.extra
+        self._queued.clear(slot)
         if slot is not None:
             self._fetching[entry.url] = slot
             if len(self._fetching) > _MAX_FETCHING:  # pages that never reported back
@@ -457,6 +559,7 @@ class Learned(Frontier):
                 continue
             self.queues.discard(victim)
             del self.entries[victim.url]
+            self._queued.clear(victim.extra)
             self.store.free(victim.extra)
             self.stats["evicted"] += 1
 
@@ -550,22 +653,66 @@ class Learned(Frontier):
         self.stats["retrains"] += 1
 
     def rerank(self) -> None:
-        """Re-score every queued link with today's model (vectorised) and re-queue them all."""
+        """Re-score the queued links with today's model (vectorised) and re-queue them.
+
+        All of them while there are at most ``rerank_max`` (or ``rerank_max`` is 0): the
+        queue is rebuilt, O(frontier) Python work.  Past that, a bounded share, so that the
+        work per page does not grow with the frontier: the best quarter of ``rerank_max``
+        (what is handed out next: a link the new model likes less drops back before it is
+        fetched) and the next ``rerank_max`` - that many other queued links in slot order
+        from a cursor that moves on each time (every link is re-scored in turn, once per
+        frontier / window re-ranks), each re-keyed in its heap.  Links found since were
+        scored by a model at most ``learn_every`` pages old.
+        """
         self.flush()
-        live = [e for e in self.entries.values() if e.queued]
-        if not live:
+        if not len(self.queues):
             return
+        bound = self.rerank_max
+        if bound and len(self.queues) > bound:
+            self._rerank_some(bound // 4, bound - bound // 4)
+            return
+        live = [e for e in self.entries.values() if e.queued]
         slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
-        values = self._values(slots).tolist()
-        for entry, value in zip(live, values, strict=True):
+        values = self._values(slots)
+        self._queued.score[slots] = values
+        for entry, value in zip(live, values.tolist(), strict=True):
             entry.score = value
         self.queues.rebuild(live, self.key)
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in live]
             heapq.heapify(self._worst)
 
+    def _rerank_some(self, best: int, window: int) -> None:
+        """Re-score and re-key the ``best`` highest-valued queued links and ``window`` more
+        from the cursor on (see :meth:`rerank`); O(best + window) Python work."""
+        index = self._queued
+        slots = index.choose(self.store.rows, best, window)
+        entries = index.owner[slots].tolist()
+        values = self._values(slots)
+        index.score[slots] = values
+        push, key = self.queues.push, self.key
+        worst = self._worst if self.max_buffer else None
+        for slot, entry, value in zip(slots.tolist(), entries, values.tolist(), strict=True):
+            if entry is None or not entry.queued or entry.extra != slot:
+                index.clear(slot)  # cannot happen: every path off the queue clears its slot
+                continue
+            if value == entry.score:
+                continue
+            entry.score = value
+            push(entry, key(entry))
+            if worst is not None:
+                heapq.heappush(worst, (value, -entry.seq, entry))
+        if worst is not None and len(worst) > 2 * len(self.entries) + 1024:
+            # stale eviction items, as the queues drop their stale heap items
+            self._worst = [item for item in worst
+                           if item[2].queued and item[2].score == item[0]]
+            heapq.heapify(self._worst)
+        self.stats["partial_reranks"] += 1
+
     def _compact(self) -> None:
         mapping = self.store.compact()
+        self._queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
+                           len(mapping))
         for entry in self.entries.values():
             if entry.extra is not None:
                 entry.extra = mapping[entry.extra]
@@ -583,6 +730,7 @@ class Learned(Frontier):
         if slot is None:
             return None
         row = self.store.row(slot)
+        self._queued.clear(slot)
         self.store.free(slot)
         return row
 
@@ -596,6 +744,7 @@ class Learned(Frontier):
             slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
             for entry, value in zip(live, self._values(slots).tolist(), strict=True):
                 entry.score = value
+                self._queued.set(entry.extra, entry, value)  # queued right after this
 
     def extra_bytes(self, entry: Entry) -> int:
         return 0 if entry.extra is None else self.store.row_bytes(entry.extra)
@@ -620,6 +769,7 @@ class Learned(Frontier):
             "pending": [(e.url, slot) for e, slot in self._pending],
             "examples": (list(self._ex_slot), list(self._ex_label), list(self._ex_dyn),
                          dict(self._ex_of), self._ex_base),
+            "rerank_cursor": self._queued.cursor,
         }
         return state
 
@@ -645,6 +795,11 @@ class Learned(Frontier):
         slots, labels, dyn, ex_of, base = learned["examples"]
         self._ex_slot, self._ex_label, self._ex_dyn = list(slots), list(labels), list(dyn)
         self._ex_of, self._ex_base = dict(ex_of), base
+        index = self._queued = QueuedSlots(max(256, self.store.rows))
+        for entry in self.entries.values():
+            if entry.queued and entry.extra is not None:
+                index.set(entry.extra, entry, entry.score)
+        index.cursor = learned.get("rerank_cursor", 0)  # not in snapshots before it
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in self.entries.values() if e.queued]
             heapq.heapify(self._worst)

@@ -27,7 +27,8 @@ _OPTIONS = {
     "distiller": {"weight", "every"},
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
                 "keyword_scale", "explore_split", "explore_hosts",
-                "bits", "memory", "sibling", "sibling_window", "hub", "examples"},
+                "bits", "memory", "sibling", "sibling_window", "hub", "examples",
+                "rerank_max"},
 }
 
 

@@ -25,6 +25,8 @@ limit, and this bench measures the crawler, not the waiting), seeds on core host
 RSS (``/proc/self/status``), URLs queued and handed out, the seen-set's own bytes.  The bench
 prints them as they come, then:
 
+* the hot pages fetched (the order's harvest; ``--set NAME=VALUE`` passes a setting to the
+  crawl, e.g. ``--set FOCUS_LEARN_RERANK=0`` to compare orders);
 * pages/s over the first and the last 10% of the crawl, and their ratio (the goal: >= 0.8);
   the same per CPU second of the crawl process, which a loaded shared machine does not blur;
 * bytes per queued URL and per seen URL (queued + handed out): the crawl process's RSS growth
@@ -291,6 +293,7 @@ class ScaleSampler:
                                "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes()}
         if frontier is not None:
             row |= {"queued": len(frontier), "handed_out": len(frontier.done),
+                    "hot": frontier.stats.get("pages_hot", 0),
                     "seen_set_bytes": seen_set_bytes(frontier.done),
                     "seen_set_type": type(frontier.done).__name__}
         if final:
@@ -329,6 +332,8 @@ def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -
         cmd += ["-a", f"strategy={args.strategy}"]
     for k, v in settings.items():
         cmd += ["-s", f"{k}={v}"]
+    for setting in args.set:
+        cmd += ["-s", setting]
     return cmd
 
 
@@ -378,6 +383,8 @@ def main() -> int:
                    help="stop the crawl after this long even short of --pages (0: never)")
     p.add_argument("--keep", help="copy the samples (JSON lines) to this file")
     p.add_argument("--profile", help="run the crawl under cProfile, its stats to this file")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="a Scrapy setting for the crawl (repeatable), e.g. FOCUS_LEARN_RERANK=0")
     args = p.parse_args()
 
     web = SyntheticWeb(seed=args.seed, pages=args.web, hosts=args.hosts, clusters=args.clusters)
@@ -438,6 +445,8 @@ def main() -> int:
     d_seen = queued + out - mid.get("queued", 0) - mid.get("handed_out", 0)
     print(f"\n{total:,} pages in {last['t']:.0f} s = {total / last['t']:.1f} pages/s; "
           f"URLs queued {queued:,}, handed out {out:,} (seen {queued + out:,})")
+    if "hot" in last:  # the order's harvest: pages hot by the keywords (FOCUS_HOT_BODY_COUNT)
+        print(f"hot pages {last['hot']:,} ({last['hot'] / max(total, 1):.1%} of the pages)")
     print(f"pages/s first 10% {r_first:.1f}, last 10% {r_last:.1f}: "
           f"ratio last/first {r_last / r_first:.2f} (goal >= 0.80)")
     print(f"pages per CPU second of the crawl process (what a shared machine's load does not "

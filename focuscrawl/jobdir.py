@@ -296,6 +296,7 @@ class Jobdir:
             # ... and from before the bounded re-rank (the same order while its frontier is
             # under the bound)
             saved.setdefault("rerank_max", self.order_options.get("rerank_max"))
+            saved.setdefault("rerank_batch", self.order_options.get("rerank_batch"))
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .core.frontier import DEFAULT_STRATEGY
-from .core.frontier.learned import RERANK_MAX, examples_defaults
+from .core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
 FRONTIER_MEMORY = 2_000_000
@@ -44,6 +44,7 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
         "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
         "rerank_max": s.getint("FOCUS_LEARN_RERANK", RERANK_MAX),
+        "rerank_batch": s.getint("FOCUS_LEARN_RERANK_BATCH", RERANK_BATCH),
         "sibling": s.getfloat("FOCUS_SIBLING", 2.0),
         "sibling_window": _int_or_none(s.get("FOCUS_SIBLING_WINDOW")),
         "hub": _float_or_none(s.get("FOCUS_HUB")),

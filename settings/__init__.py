@@ -107,13 +107,16 @@ FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit)
 # see focuscrawl.core.frontier.learned).
 FOCUS_LEARN_EVERY = 25  # pages between retrains: the topic profile is rebuilt, recent examples
 #                         replayed and the frontier re-scored (vectorised)
-FOCUS_LEARN_RERANK = 65536  # links a retrain re-scores at most: the whole frontier up to this
-#                            many (a docweb crawl's, ~50,000 at most, keeps the full re-rank's
-#                            order); past it the best quarter of this and a window of the others
-#                            that moves on at each retrain, so the work per page stays bounded
-#                            (bench/scale.py: a full re-rank of a 400,000-link frontier every
-#                            25 pages halved pages per CPU second); 0: always the whole frontier.
-#                            Part of the crawl order (a JOBDIR resumes only with its value)
+FOCUS_LEARN_RERANK = 65536  # a retrain re-scores the whole frontier up to this many queued
+#                            links (a docweb crawl's, ~50,000 at most, keeps its order); 0:
+#                            always the whole frontier (bench/scale.py: a full re-rank is ~5 us a
+#                            link, 21 ms a page at 100,000 links, and pages per CPU second fell
+#                            from 43 to 13 over a 25-minute crawl)
+FOCUS_LEARN_RERANK_BATCH = 4096  # past FOCUS_LEARN_RERANK, the links a retrain re-scores: the
+#                                  best quarter and a window of the others that moves on at each
+#                                  retrain, re-keyed in place (~9 us a link: ~1.5 ms a page),
+#                                  whatever the frontier's size.  Both are part of the crawl
+#                                  order (a JOBDIR resumes only with the values it started with)
 FOCUS_EXPLORE = 1.0  # exploration: a UCB bonus (in log-odds) for links into hosts and
 #                      directories the crawl knows little about; 0 exploits only
 FOCUS_EXPLORE_HOSTS = None  # share of the URLs handed out that a bandit over hosts chooses (the

@@ -257,6 +257,11 @@ def test_a_url_in_flight_at_a_stop_is_handed_out_again_in_its_place(at):
 SMALL = 40
 
 
+def small(**kw) -> Learned:
+    """A bound of SMALL, re-ranks of SMALL links past it (unless ``rerank_batch`` says)."""
+    return learned(**{"rerank_max": SMALL, "rerank_batch": SMALL, **kw})
+
+
 def queued_slots_agree(f: Learned) -> None:
     """The per-slot arrays say what the entries say: which slots are queued, by whom, at what
     score."""
@@ -270,11 +275,11 @@ def queued_slots_agree(f: Learned) -> None:
 
 def test_a_bounded_rerank_gives_the_same_order_for_the_same_input():
     web = hidden_web(4)
-    f = learned(rerank_max=SMALL)
+    f = small()
     order = virtual_crawl(f, web, ["http://portal.test/"])
     assert f.stats["partial_reranks"] > 0.8 * f.stats["retrains"]
     queued_slots_agree(f)
-    assert order == virtual_crawl(learned(rerank_max=SMALL), web, ["http://portal.test/"])
+    assert order == virtual_crawl(small(), web, ["http://portal.test/"])
     # a bound this small re-scores too few links for the full re-rank's order
     assert order != virtual_crawl(learned(rerank_max=0), web, ["http://portal.test/"])
 
@@ -295,7 +300,7 @@ def test_a_bounded_rerank_still_learns_which_anchor_text_leads_to_the_topic(seed
     web = hidden_web(seed)
     targets = relevant(web)
     best_first = virtual_crawl(make_frontier("best-first"), web, ["http://portal.test/"])
-    f = learned(rerank_max=80)
+    f = learned(rerank_max=80, rerank_batch=80)
     smart = virtual_crawl(f, web, ["http://portal.test/"])
     assert f.stats["partial_reranks"] > 0.6 * f.stats["retrains"]
     # as with the full re-rank (measured, seeds 1-10: 0.18-0.32 of best-first's fetches, the
@@ -304,13 +309,13 @@ def test_a_bounded_rerank_still_learns_which_anchor_text_leads_to_the_topic(seed
 
 
 @pytest.mark.parametrize("at", [1, 30, 41, 77, 120])
-@pytest.mark.parametrize("options", [{}, {"max_buffer": 150}])
+@pytest.mark.parametrize("options", [{}, {"max_buffer": 150}, {"rerank_batch": 12}])
 def test_a_bounded_rerank_continues_the_same_order_after_a_restore(at, options):
     """The window's cursor is saved; the per-slot arrays are rebuilt from the entries."""
     web = hidden_web(5)
 
     def make():
-        return learned(rerank_max=SMALL, **options)
+        return small(**options)
 
     whole = virtual_crawl(make(), web, ["http://portal.test/"])
     resumed = virtual_crawl(make(), web, ["http://portal.test/"], snapshot_at=at, remake=make)
@@ -319,11 +324,12 @@ def test_a_bounded_rerank_continues_the_same_order_after_a_restore(at, options):
 
 
 @pytest.mark.parametrize("at", [8, 9, 19, 40, 101])
-def test_a_bounded_rerank_hands_a_url_in_flight_at_a_stop_out_again_in_its_place(at):
+@pytest.mark.parametrize("batch", [SMALL, 12])
+def test_a_bounded_rerank_hands_a_url_in_flight_at_a_stop_out_again_in_its_place(at, batch):
     web = hidden_web(5)
 
     def make():
-        return learned(rerank_max=SMALL)
+        return small(rerank_batch=batch)
 
     whole = virtual_crawl(make(), web, ["http://portal.test/"])
     resumed = virtual_crawl(make(), web, ["http://portal.test/"], in_flight_at=at, remake=make)
@@ -343,8 +349,9 @@ def test_a_compaction_renumbers_the_slots_and_changes_nothing_in_the_order():
     """Slots are renumbered in order and the cursor with them, so the window goes on from the
     same link."""
     web = hidden_web(6)
-    plain = learned(rerank_max=SMALL)
-    compacting = _Compacting(keywords=TOPIC, learn_every=5, rerank_max=SMALL)
+    plain = small()
+    compacting = _Compacting(keywords=TOPIC, learn_every=5, rerank_max=SMALL,
+                             rerank_batch=SMALL)
     order = virtual_crawl(compacting, web, ["http://portal.test/"])
     assert compacting.stats["compactions"] > 50
     assert order == virtual_crawl(plain, web, ["http://portal.test/"])
@@ -355,7 +362,7 @@ def test_a_url_put_back_after_a_compaction_keeps_its_row():
     """A compaction while a URL was in flight renumbered its row: the URL put back takes the
     new slot (the lease kept the old one), not another link's row."""
     web = hidden_web(6)
-    f = learned(rerank_max=SMALL)
+    f = small()
     virtual_crawl(f, web, ["http://portal.test/"], limit=60)
     out = f.pop()
     saved = Entry.from_fields(out.fields())  # as a JOBDIR's lease keeps it

@@ -264,12 +264,12 @@ async def test_garbage_robots_txt_allows_and_counts() -> None:
 def test_disallows_answers_from_the_cache_only() -> None:
     mw = make_mw(FakeEngine())
     req = Request("http://a.test/private/x")
-    assert not mw.disallows(req.url, urlparse_cached(req))  # unknown yet: the downloader asks
+    assert not mw.disallows(req.url)  # unknown yet: the downloader asks
     mw._rules["http://a.test:80"] = parse_robots(b"User-agent: *\nDisallow: /private/", UA, 1e12)
-    assert mw.disallows(req.url, urlparse_cached(req))
-    assert not mw.disallows("http://a.test/public", urlparse_cached(Request("http://a.test/public")))
+    assert mw.disallows(req.url)
+    assert not mw.disallows("http://a.test/public")
     mw._rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
-    assert not mw.disallows(req.url, urlparse_cached(req))
+    assert not mw.disallows(req.url)
 
 
 # -- end to end, from the server's side ---------------------------------------------------------

@@ -200,15 +200,13 @@ class RobotsTxtMiddleware:
             raise IgnoreRequest(f"robots.txt: {reason}")
         return None
 
-    def disallows(self, url: str, parts: ParseResult | None = None) -> bool:
-        """True if the host's fetched robots.txt refuses ``url`` (False while unknown);
-        ``parts``: ``url`` parsed, when the caller has it.
+    def disallows(self, url: str) -> bool:
+        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
 
         A host whose robots.txt is unreachable refuses everything for a while, but its links
         are not dropped for that: they wait in the frontier for the rules to come back.
         """
-        key = url_robots_key(url) if parts is None else robots_key(parts)
-        rules = self._rules.get(key)
+        rules = self._rules.get(url_robots_key(url))
         return rules is not None and rules.kind == PARSED and not rules.allows(
             url, self.user_agent)
 

@@ -684,9 +684,19 @@ class Learned(Frontier):
         slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
         values = self._values(slots)
         self._queued.score[slots] = values
-        for entry, value in zip(live, values.tolist(), strict=True):
-            entry.score = value
-        self.queues.rebuild(live, self.key)
+        if type(self).key is Learned.key:
+            # the heap items, (*self.key(entry), entry), made in the loop that sets the
+            # scores: one pass over the frontier, no call per link
+            items = []
+            append = items.append
+            for entry, value in zip(live, values.tolist(), strict=True):
+                entry.score = value
+                append((-value, entry.seq, entry))
+            self.queues.rebuild_items(items)
+        else:
+            for entry, value in zip(live, values.tolist(), strict=True):
+                entry.score = value
+            self.queues.rebuild(live, self.key)
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in live]
             heapq.heapify(self._worst)

@@ -280,27 +280,34 @@ class ServerQueues:
         Every entry queued before must be in ``entries``; heaps are rebuilt with heapify, not
         by n pushes.
         """
+        self.rebuild_items([(*key(entry), entry) for entry in entries])
+
+    def rebuild_items(self, items: list[tuple]) -> None:
+        """:meth:`rebuild` from the heap items, ``(*key, entry)`` each, made by the caller (the
+        learned order's re-rank builds them in the loop that sets the scores)."""
         groups: dict[Any, list[tuple]] = {}
-        for entry in entries:
-            item = (*key(entry), entry)
+        hashed = self._bucket if self.round_robin else None
+        for item in items:
+            entry = item[-1]
             entry.item = item
             entry.queued = True
-            bucket = self._bucket(entry.host)
-            items = groups.get(bucket)
-            if items is None:
-                items = groups[bucket] = []
-            items.append(item)
+            bucket = entry.host if hashed is None else hashed(entry.host)
+            group = groups.get(bucket)
+            if group is None:
+                groups[bucket] = [item]
+            else:
+                group.append(item)
         self._queues = {}
         self._servers = []
-        for bucket, items in groups.items():
-            heapq.heapify(items)
+        for bucket, group in groups.items():
+            heapq.heapify(group)
             heap = self._queues[bucket] = _Heap()
-            heap.items = items
+            heap.items = group
             heap.stamp = 1
             if not self.round_robin:
-                self._servers.append((items[0], 1, bucket))
+                self._servers.append((group[0], 1, bucket))
         heapq.heapify(self._servers)
-        self._len = len(entries)
+        self._len = len(items)
         self._stale = 0
 
     def worst(self, count: int) -> list[Entry]:

@@ -308,8 +308,9 @@ class Learned(Frontier):
         slot = entry.extra
         if slot is None or not entry.queued and not self._is_pending(entry):
             return False
-        self.store.inlinks[slot] += 1.0
-        if self._parent_relevance(link) <= float(self.store.dense(np.array([slot]))[0, 0]):
+        store = self.store
+        store.inlinks[slot] += 1.0
+        if self._parent_relevance(link) <= store.dense_value(slot, 0):
             return False  # evidence from a parent no more relevant: the first link stands
         self._pending.append((entry, self._featurize(link)))
         return True
@@ -398,7 +399,7 @@ class Learned(Frontier):
 
     def _logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
         dense = np.hstack([self.store.dense(slots), dynamic])
-        hashed = self.store.dot(slots, self.model.w + self._extra)
+        hashed = self.store.dot(slots, self.model.w, self._extra)
         return self.model.logits(hashed, dense)
 
     def _values(self, slots: np.ndarray) -> np.ndarray:
@@ -539,8 +540,8 @@ class Learned(Frontier):
         digest, self._digest = self._digest, None
         label, by_keywords = self.relevance(score, digest)
         slot = self._fetching.pop(url, None)
-        example = self.examples and slot is not None and self.store.dense(
-            np.array([slot]))[0, _SEED] > 0.0
+        example = self.examples and slot is not None and self.store.dense_value(
+            slot, _SEED) > 0.0
         if example:
             label = by_keywords = 1.0  # the user says so: an example of the topic
         self.labels[url] = label

@@ -311,11 +311,19 @@ class FeatureStore:
     def dense(self, slots: np.ndarray) -> np.ndarray:
         return self._dense[slots]
 
+    def dense_value(self, slot: int, column: int) -> float:
+        """One dense value of one row, as ``float(dense(np.array([slot]))[0, column])``
+        without building arrays (asked for every link to a queued URL)."""
+        return float(self._dense[slot, column])
+
     def areas(self, slots: np.ndarray) -> np.ndarray:
         return self._area[slots]
 
-    def dot(self, slots: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Each row's hashed features times ``weights`` (one value per slot).
+    def dot(self, slots: np.ndarray, weights: np.ndarray,
+            extra: np.ndarray | None = None) -> np.ndarray:
+        """Each row's hashed features times ``weights`` (+ ``extra``: the same as passing
+        ``weights + extra``, each column's sum the same float, but only the rows' columns are
+        added, not the whole 2**bits of both; one value per slot).
 
         In chunks of :data:`DOT_CHUNK` rows: :meth:`gather` makes a few 8-byte arrays per
         feature, which for a re-rank of millions of queued links (tens of features each) were
@@ -327,7 +335,15 @@ class FeatureStore:
             if n == 0:
                 return np.zeros(0)
             cols, vals, rows = self.gather(slots)
-            return np.bincount(rows, weights=weights[cols] * vals, minlength=n)
+            if extra is None:
+                w = weights[cols]
+            elif len(cols) > len(weights) // 2:  # a re-rank: the whole sum is fewer adds
+                w = (weights + extra)[cols]
+            else:
+                w = weights[cols] + extra[cols]
+            return np.bincount(rows, weights=w * vals, minlength=n)
+        if extra is not None:
+            weights = weights + extra
         return np.concatenate([self.dot(slots[i:i + DOT_CHUNK], weights)
                                for i in range(0, n, DOT_CHUNK)])
 

@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import Any
 
 from ..relevance import Topic
@@ -78,6 +79,8 @@ class TopicProfile:
         self.df: Counter[str] = Counter()
         self._idf_cache: dict[str, float] = {}
         self._idf_documents = 0
+        # the last _ltc: (digest, vector, norm), while the IDF it used is today's
+        self._ltc_last: tuple[PageDigest, dict[str, float], float] | None = None
         self._feedback: list[tuple[float, int, PageDigest]] = []  # min-heap by weight
         self._fed = 0
         # a phrase's words count for a share of a keyword each ("k-means" is not "mean"), and a
@@ -97,25 +100,49 @@ class TopicProfile:
     # -- what a page is ------------------------------------------------------------------
     def idf(self, term: str) -> float:
         """Smoothed IDF over the pages fetched so far (never below 1: a keyword never hurts)."""
-        if self._idf_documents != self.documents:  # a page was observed: the cache is stale
-            self._idf_cache.clear()
-            self._idf_documents = self.documents
-        value = self._idf_cache.get(term)
+        cache = self._idfs()
+        value = cache.get(term)
         if value is None:
             value = math.log((1 + self.documents) / (1 + self.df.get(term, 0))) + 1.0
-            self._idf_cache[term] = value
+            cache[term] = value
         return value
+
+    def _idfs(self) -> dict[str, float]:
+        """The IDF cache, emptied first if a page was observed since it was filled."""
+        if self._idf_documents != self.documents:
+            self._idf_cache.clear()
+            self._idf_documents = self.documents
+            self._ltc_last = None
+        return self._idf_cache
 
     def _ltc(self, digest: PageDigest) -> tuple[dict[str, float], float]:
         """Sublinear TF x IDF of the kept terms, and the page vector's length (the terms not
-        kept counted at the kept terms' mean IDF)."""
-        idf = self.idf
-        vec = {t: (1.0 + math.log(c)) * idf(t) for t, c in digest.terms if c > 0}
-        sq = sum(x * x for x in vec.values())
+        kept counted at the kept terms' mean IDF).
+
+        The IDF cache is read inline, not through :meth:`idf` (a rebuild weighs 200 digests
+        of 128 terms), and the last answer is kept until a page is observed: a page's label
+        asks for its keyword cosine, then for its similarity, of the same digest.
+        """
+        cache = self._idfs()
+        last = self._ltc_last
+        if last is not None and last[0] is digest:
+            return last[1], last[2]
+        documents, df, log = 1 + self.documents, self.df, math.log
+        vec: dict[str, float] = {}
+        for t, c in digest.terms:
+            if c > 0:
+                w = cache.get(t)
+                if w is None:
+                    w = cache[t] = log(documents / (1 + df.get(t, 0))) + 1.0
+                vec[t] = (1.0 + log(c)) * w
+        values = list(vec.values())
+        sq = sum(map(mul, values, values))
         if digest.rest and vec:
-            mean_idf = sum(idf(t) for t in vec) / len(vec)
+            mean_idf = sum(map(cache.__getitem__, vec)) / len(vec)
             sq += digest.rest * mean_idf * mean_idf
-        return vec, math.sqrt(sq)
+        norm = math.sqrt(sq)
+        self._ltc_last = (digest, vec, norm)
+        return vec, norm
 
     def vector(self, digest: PageDigest) -> dict[str, float]:
         """Sublinear TF x IDF, unit length (SMART ltc)."""
@@ -177,11 +204,12 @@ class TopicProfile:
         if not self._feedback:
             return False
         centroid: Counter[str] = Counter()
+        get = centroid.get  # not centroid[t] +=: Counter's __missing__ is a Python call
         total = 0.0
         for weight, _, digest in self._feedback:
             total += weight
             for t, x in self.vector(digest).items():
-                centroid[t] += weight * x
+                centroid[t] = get(t, 0) + weight * x
         vec: dict[str, float] = {t: self.keyword_weight * x
                                  for t, x in self.keyword_vector.items()}
         for t, x in centroid.most_common(self.feedback_terms):
@@ -207,6 +235,7 @@ class TopicProfile:
 
     def restore(self, state: dict[str, Any]) -> None:
         self._idf_cache.clear()
+        self._ltc_last = None
         self.documents = state["documents"]
         self.df = Counter(state["df"])
         self._feedback = [tuple(x) for x in state["feedback"]]  # type: ignore[misc]

@@ -48,6 +48,8 @@ class Records:
         self.servers = servers
         self.spider = spider
         self.learns = learns  # the crawl order reads a link's nearby text (journaled only then)
+        # requests not taken, not yet added to focus/duplicates_or_dropped (see flush_stats)
+        self._dropped = 0
 
     def url(self, request: Request) -> str | None:
         """The request's canonical URL; None (counted) if it has none."""
@@ -77,10 +79,21 @@ class Records:
         )
 
     def queued(self, queued: bool) -> bool:
-        """Count a request the frontier did not take (a URL seen, or dropped)."""
+        """Count a request the frontier did not take (a URL seen, or dropped).
+
+        Counted here and added to the stats by :meth:`flush_stats` (at the next hand-out,
+        and when the scheduler updates its stats): most outlinks are duplicates, and a
+        StatsCollector.inc_value per outlink cost more than the rest of this record.
+        """
         if not queued:
-            self.stats.inc_value("focus/duplicates_or_dropped")
+            self._dropped += 1
         return queued
+
+    def flush_stats(self) -> None:
+        """Add the requests counted by :meth:`queued` to ``focus/duplicates_or_dropped``."""
+        if self._dropped:
+            self.stats.inc_value("focus/duplicates_or_dropped", self._dropped)
+            self._dropped = 0
 
     def _payload(self, request: Request, url: str) -> Any:
         """None for a plain outlink (rebuilt from the entry), else the request as a dict."""
@@ -129,4 +142,5 @@ class Records:
         request.meta[LEASE] = lease
         request.meta[SERVER] = entry.host
         self.stats.inc_value("focus/requests_handed_out")
+        self.flush_stats()
         return request

@@ -336,6 +336,8 @@ class FocusScheduler:
         return frontier_options(self.settings, spider)
 
     def _update_stats(self) -> None:
+        if self.records is not None:
+            self.records.flush_stats()
         f = self.frontier
         if f is None:
             return

@@ -184,6 +184,7 @@ class RedisFocusScheduler:
             self._loop.stop()
         self.waker.cancel()
         if self.error is not None or self.link.lost is not None:
+            self._flush_records()
             return
         settled = [lease for lease in self._requests if lease in self._downloaded]
         unfetched = [lease for lease in self._requests if lease not in self._downloaded]
@@ -204,6 +205,12 @@ class RedisFocusScheduler:
             logger.warning("Redis unreachable at close: this worker's %d URL(s) and %d change(s) "
                            "not written stay leased to it in Redis; the other workers queue its "
                            "URLs again once its heartbeat expires", held, self.link.pending)
+        self._flush_records()
+
+    def _flush_records(self) -> None:
+        """The outlinks not taken, counted by ``records.queued``, into the stats."""
+        if self.records is not None:
+            self.records.flush_stats()
 
     def has_pending_requests(self) -> bool:
         if self.error is not None or self.stopped is not None:
@@ -415,6 +422,7 @@ class RedisFocusScheduler:
             self.outlinks.forget(lease)
 
     def _update_stats(self) -> None:
+        self._flush_records()
         if self.error is not None:
             return
         try:

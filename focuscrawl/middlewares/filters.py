@@ -24,9 +24,11 @@ and junk rules (counted under the same reasons), and a URL of a rejected directo
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
 
-from scrapy import Request, signals
+from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
@@ -78,12 +80,48 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         self._seen: set[int] = set()
         self._passed: set[int] = set()
         self._refused: dict[str, set[int]] = {r: set() for r in DISTINCT_REASONS}
+        # counts not yet in the stats: added once per page's output (see _flush), not by a
+        # StatsCollector.inc_value per outlink (its wrappers cost more than the filters)
+        self._considered = 0
+        self._filtered: Counter[str] = Counter()
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    def process_spider_output(self, response: Response | None, result: Iterable[Any],
+                              spider: Spider | None = None) -> Iterable[Any]:
+        """BaseSpiderMiddleware's loop; the page's counts go to the stats at its end."""
+        try:
+            for o in result:
+                if (o := self._get_processed(o, response)) is not None:
+                    yield o
+        finally:
+            self._flush()
+
+    async def process_spider_output_async(self, response: Response | None,
+                                          result: AsyncIterator[Any],
+                                          spider: Spider | None = None) -> AsyncIterator[Any]:
+        """BaseSpiderMiddleware's loop; the page's counts go to the stats at its end."""
+        try:
+            async for o in result:
+                if (o := self._get_processed(o, response)) is not None:
+                    yield o
+        finally:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Add the links considered and filtered since the last call to the stats."""
+        stats = self.stats
+        if self._considered:
+            stats.inc_value("focus/links/considered", self._considered)
+            self._considered = 0
+        if self._filtered:
+            for reason, count in self._filtered.items():
+                stats.inc_value(f"focus/filtered/{reason}", count)
+            self._filtered.clear()
 
     def get_processed_request(self, request: Request, response: Response | None) -> Request | None:
         if response is None or request.dont_filter:
             return request
-        self.stats.inc_value("focus/links/considered")
+        self._considered += 1
         reason = self._reason(request, response)
         if self._distinct:
             key = hash(request.url)
@@ -94,7 +132,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
                 self._refused[reason].add(key)
         if reason is None:
             return request
-        self.stats.inc_value(f"focus/filtered/{reason}")
+        self._filtered[reason] += 1
         logger.debug("Filtered (%s): %s", reason, request.url)
         return None
 
@@ -118,6 +156,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         return None
 
     def _spider_closed(self) -> None:
+        self._flush()
         stats = self.stats
         if self.cap.cap:
             stats.set_value("focus/filtered/capped_servers", self.cap.full_servers())

@@ -22,7 +22,7 @@ from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import signals as focus_signals
 from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
-from focuscrawl.core.extract import extract
+from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.frontier import STRATEGIES
 from focuscrawl.core.learning import PageDigest
 from focuscrawl.core.relevance import Topic, tokenize
@@ -131,12 +131,23 @@ class TopicSpider(scrapy.Spider):
                 meta={LINK: {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
             )
 
-    def _digest(self, page: Any) -> PageDigest:
+    def _digest(self, tokens: list[str]) -> PageDigest:
         """What a learning crawl order needs of the page: its main text's terms and the
         keyword counts there (navigation and sidebars, the same on every page, left out)."""
         assert self.topic is not None
-        tokens = tokenize(page.title) + tokenize(page.main_text)
         return PageDigest.from_counts(Counter(tokens), self.topic.hits(tokens))
+
+    @staticmethod
+    def _tokens(page: ExtractedPage) -> tuple[list[str], list[str], list[str]]:
+        """The words of the page's title, of its text and of its main text, each run of its
+        text tokenized once: ``tokenize(page.text)`` and ``tokenize(page.main_text)`` (a
+        word never spans two runs)."""
+        title = tokenize(page.title)
+        runs = [(tokenize(run), in_chrome) for run, in_chrome in page.runs]
+        body = [t for tokens, _ in runs for t in tokens]
+        if page.main_text == page.text:  # no chrome, or nothing but chrome
+            return title, body, body
+        return title, body, [t for tokens, in_chrome in runs if not in_chrome for t in tokens]
 
     def _allowed(self, url: str) -> bool:
         return not self.allowed_domains or url_is_from_any_domain(url, self.allowed_domains)
@@ -157,9 +168,14 @@ class TopicSpider(scrapy.Spider):
             return
         # the links' nearby text is the learned order's evidence only
         page = extract(html, response.url, with_context=self.learning)
-        scored = self.topic.score_page(page.title, page.text)
+        digest = None
+        if self.learning:  # the text's words for the score and for the digest, found once
+            title_tokens, body_tokens, main_tokens = self._tokens(page)
+            scored = self.topic.score_tokens(title_tokens, body_tokens)
+            digest = self._digest(title_tokens + main_tokens)
+        else:
+            scored = self.topic.score_page(page.title, page.text)
         url = canonical(response.url)
-        digest = self._digest(page) if self.learning else None
         self.pages += 1
         if scored.score >= self.relevant_score:
             self.relevant += 1

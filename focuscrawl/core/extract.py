@@ -50,6 +50,11 @@ class ExtractedPage:
     main_text: str = ""  # the text without navigation, header, footer and sidebars
     links: list[Outlink] = field(default_factory=list)
     base: str = ""
+    # the visible text in runs of parts all in the chrome or all out of it, in page order:
+    # " ".join of them all is ``text`` and of the runs out of the chrome ``main_text`` (before
+    # whitespace is collapsed), so a caller that needs the words of both tokenizes each run
+    # once (a word never spans two runs: they are joined by a space)
+    runs: list[tuple[str, bool]] = field(default_factory=list)
 
 
 def _clean(text: str) -> str:
@@ -67,6 +72,7 @@ _CHROME_ROLES = {"navigation", "banner", "contentinfo", "search", "complementary
 _CHROME_WORDS = {"nav", "navbar", "navigation", "menu", "sidebar", "footer", "header",
                  "breadcrumb", "breadcrumbs", "banner", "related", "toc", "topbar", "searchbox"}
 _WORD_SPLIT_RE = re.compile(r"[-_\s]+")
+_RUN_RE = re.compile(rb"\x00+|\x01+")  # runs of parts out of / in the chrome
 
 
 def _is_chrome(el: lxml.etree._Element, tag: str) -> bool:
@@ -93,10 +99,10 @@ def _names_chrome(value: str) -> bool:
 
 
 def _visible_text(root: lxml.etree._Element, with_context: bool = True,
-                  ) -> tuple[str, str, dict[Any, tuple[str, bool]]]:
-    """The page's visible text, its main text (without chrome), and each visible link's
+                  ) -> tuple[str, str, dict[Any, tuple[str, bool]], list[tuple[str, bool]]]:
+    """The page's visible text, its main text (without chrome), each visible link's
     context: the text around it (only ``with_context``: else "") and whether it sits in the
-    page's chrome.
+    page's chrome, and the text's runs in and out of the chrome (``ExtractedPage.runs``).
 
     The context of a link is what a reader sees next to it: up to CONTEXT_CHARS of text before
     and after the anchor (sibling entries of a list, the sentence a link sits in).
@@ -135,7 +141,7 @@ def _visible_text(root: lxml.etree._Element, with_context: bool = True,
         walk(start, False)
     except RecursionError:
         text = _clean(_text_of(start))
-        return text, text, {}
+        return text, text, {}, [(text, False)]
     if start.tail:  # walk() added the body's tail, which lies outside the body
         parts.pop()
         chrome.pop()
@@ -148,8 +154,11 @@ def _visible_text(root: lxml.etree._Element, with_context: bool = True,
         for el, _first, _end, in_chrome in spans:
             contexts[el] = ("", in_chrome)
     text = _clean(" ".join(parts))
-    main = _clean(" ".join(p for p, c in zip(parts, chrome, strict=True) if not c))
-    return text, main or text, contexts
+    flags = bytes(chrome)  # one byte a part: its runs found by a regex, not a loop per part
+    runs = [(" ".join(parts[m.start():m.end()]), flags[m.start()] == 1)
+            for m in _RUN_RE.finditer(flags)]
+    main = _clean(" ".join([run for run, in_chrome in runs if not in_chrome]))
+    return text, main or text, contexts, runs
 
 
 def _context(parts: list[str], ends: list[int], first: int, end: int) -> str:
@@ -259,7 +268,7 @@ def extract(html: str, url: str, *, with_context: bool = True) -> ExtractedPage:
     title_el = root.find(".//title")
     if title_el is not None:
         page.title = _clean(_text_of(title_el))
-    page.text, page.main_text, contexts = _visible_text(root, with_context)
+    page.text, page.main_text, contexts, page.runs = _visible_text(root, with_context)
     join = _Joiner(base)
     seen: set[tuple[str, str]] = set()
     for el in root.iter("a", "area"):

@@ -204,8 +204,10 @@ class Topic:
 
     def score_page(self, title: str, text: str) -> PageScore:
         """Score a page on its title and visible text; learns IDF statistics if enabled."""
-        title_tokens = tokenize(title)
-        body_tokens = tokenize(text)
+        return self.score_tokens(tokenize(title), tokenize(text))
+
+    def score_tokens(self, title_tokens: list[str], body_tokens: list[str]) -> PageScore:
+        """:meth:`score_page` of a title and text already tokenized."""
         tokens = title_tokens + body_tokens
         if self.use_idf:
             self.document_frequencies.add(tokens)

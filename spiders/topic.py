@@ -13,6 +13,7 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any
 
 import scrapy
@@ -144,10 +145,11 @@ class TopicSpider(scrapy.Spider):
         word never spans two runs)."""
         title = tokenize(page.title)
         runs = [(tokenize(run), in_chrome) for run, in_chrome in page.runs]
-        body = [t for tokens, _ in runs for t in tokens]
+        body = list(chain.from_iterable(tokens for tokens, _ in runs))
         if page.main_text == page.text:  # no chrome, or nothing but chrome
             return title, body, body
-        return title, body, [t for tokens, in_chrome in runs if not in_chrome for t in tokens]
+        return title, body, list(chain.from_iterable(
+            tokens for tokens, in_chrome in runs if not in_chrome))
 
     def _allowed(self, url: str) -> bool:
         return not self.allowed_domains or url_is_from_any_domain(url, self.allowed_domains)

@@ -88,22 +88,19 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
 
     def process_spider_output(self, response: Response | None, result: Iterable[Any],
                               spider: Spider | None = None) -> Iterable[Any]:
-        """BaseSpiderMiddleware's loop; the page's counts go to the stats at its end."""
+        """The base class's loop; the page's counts go to the stats once it is exhausted."""
         try:
-            for o in result:
-                if (o := self._get_processed(o, response)) is not None:
-                    yield o
+            yield from super().process_spider_output(response, result)
         finally:
             self._flush()
 
     async def process_spider_output_async(self, response: Response | None,
                                           result: AsyncIterator[Any],
                                           spider: Spider | None = None) -> AsyncIterator[Any]:
-        """BaseSpiderMiddleware's loop; the page's counts go to the stats at its end."""
+        """The base class's loop; the page's counts go to the stats once it is exhausted."""
         try:
-            async for o in result:
-                if (o := self._get_processed(o, response)) is not None:
-                    yield o
+            async for o in super().process_spider_output_async(response, result):
+                yield o
         finally:
             self._flush()
 

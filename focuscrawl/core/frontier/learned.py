@@ -125,19 +125,17 @@ class QueuedSlots:
     """
 
     def __init__(self, size: int = 256) -> None:
-        self.owner = np.empty(size, dtype=object)
-        self.score = np.zeros(size)
-        self.live = np.zeros(size, dtype=bool)
+        self.owner, self.score, self.live = self._arrays(size)
         self.cursor = 0  # the rotating window's next slot
 
+    @staticmethod
+    def _arrays(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return np.empty(size, dtype=object), np.zeros(size), np.zeros(size, dtype=bool)
+
     def _grow(self, slot: int) -> None:
-        size = max(slot + 1, len(self.live) + len(self.live) // 2)
-        owner = np.empty(size, dtype=object)
-        owner[:len(self.owner)] = self.owner
-        score = np.zeros(size)
-        score[:len(self.score)] = self.score
-        live = np.zeros(size, dtype=bool)
-        live[:len(self.live)] = self.live
+        owner, score, live = self._arrays(max(slot + 1, len(self.live) + len(self.live) // 2))
+        n = len(self.live)
+        owner[:n], score[:n], live[:n] = self.owner, self.score, self.live
         self.owner, self.score, self.live = owner, score, live
 
     def set(self, slot: int, entry: Entry, score: float) -> None:
@@ -157,10 +155,7 @@ class QueuedSlots:
     def remap(self, old: np.ndarray, rows: int) -> None:
         """The store compacted: live slot ``old[i]`` is now slot ``i``; the window goes on
         from the same link."""
-        size = max(256, rows + rows // 4)
-        owner = np.empty(size, dtype=object)
-        score = np.zeros(size)
-        live = np.zeros(size, dtype=bool)
+        owner, score, live = self._arrays(max(256, rows + rows // 4))
         keep = old[old < len(self.live)]  # a prefix: slots past the arrays were never queued
         owner[:len(keep)] = self.owner[keep]
         score[:len(keep)] = self.score[keep]
@@ -685,19 +680,13 @@ class Learned(Frontier):
         slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
         values = self._values(slots)
         self._queued.score[slots] = values
-        if type(self).key is Learned.key:
-            # the heap items, (*self.key(entry), entry), made in the loop that sets the
-            # scores: one pass over the frontier, no call per link
-            items = []
-            append = items.append
-            for entry, value in zip(live, values.tolist(), strict=True):
-                entry.score = value
-                append((-value, entry.seq, entry))
-            self.queues.rebuild_items(items)
-        else:
-            for entry, value in zip(live, values.tolist(), strict=True):
-                entry.score = value
-            self.queues.rebuild(live, self.key)
+        # the heap items made in the loop that sets the scores: one pass over the frontier
+        items = []
+        append, key = items.append, self.key
+        for entry, value in zip(live, values.tolist(), strict=True):
+            entry.score = value
+            append((*key(entry), entry))
+        self.queues.rebuild_items(items)
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in live]
             heapq.heapify(self._worst)

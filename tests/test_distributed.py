@@ -444,6 +444,39 @@ def test_server_limits_hold_across_workers(redis_server):
     wait_until(lambda: h1.start("b.test", "t9") == 0, timeout=1.0)
 
 
+def test_a_dead_workers_started_request_holds_its_server_for_the_download_timeout(redis_server):
+    """A worker killed (or frozen past its TTL) right after starting a request: the server may
+    still be answering it, so that server's slot counts until ``hold`` (DOWNLOAD_TIMEOUT) has
+    passed since the start, even once the worker is reaped; its reserved, never started slots
+    free at once.  (Before, a survivor started on that server as soon as the alive key expired:
+    two requests in flight at the server in a loaded CI run of
+    test_killing_a_worker_loses_no_url.)"""
+    client = redis_server.client()
+    prefix = "hold:"
+    w1 = frontier_for(client, prefix, "w1", hold=2.0)
+    w2 = frontier_for(redis_server.client(), prefix, "w2", hold=2.0)
+    for host in ("a.test", "b.test"):
+        w1.add(Link(f"http://{host}/1", host=host))
+        w1.add(Link(f"http://{host}/2", host=host))
+    (la, ea), (lb, eb) = w1.pop(), w1.pop()
+    assert {ea.host, eb.host} == {"a.test", "b.test"}
+    h1, h2 = RedisHosts(client, prefix, "w1"), RedisHosts(client, prefix, "w2")
+    assert h1.start(ea.host, f"L{la}", lease=la) == 0  # started; eb's slot only reserved
+    started = time.monotonic()
+    assert w1.heartbeat(0.05)  # then w1 dies
+    wait_until(lambda: not client.exists(prefix + "w:w1"))
+    assert w2.reap() == 1 and w2.status()["requeued"] == 2
+    # the reserved slot went with the worker: eb's server is free at once
+    assert h2.start(eb.host, "w2#1") == 0
+    # the started one holds ea's server until 2 s after its start, reaped or not (a machine
+    # slower than that between the start and here could only see it free)
+    assert h2.start(ea.host, "w2#2") is None or time.monotonic() - started >= 2.0
+    got = w2.pop()
+    assert got is None or got[1].host != ea.host  # and the frontier leases nothing there
+    wait_until(lambda: h2.start(ea.host, "w2#2") == 0, timeout=5.0)
+    assert time.monotonic() - started >= 2.0
+
+
 def test_slow_servers_and_crawl_delay_apply_cluster_wide(redis_server):
     client = redis_server.client()
     prefix = "slow:"

@@ -41,7 +41,9 @@ DEFAULT_STRATEGY = "best-first"  # the single-process default (learned) keeps it
 #: settings every worker of a crawl must agree on: they decide the crawl order
 DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit", "seed",
                  "bloom_m", "bloom_k", "wc")
-OLD_DEFAULTS = {"wc": "0"}  # crawls in Redis from before work-conserving batches: a barrier
+# crawls in Redis from before a key existed: before work-conserving batches, a barrier; before
+# the hold, a dead worker's slots stopped counting at once
+OLD_DEFAULTS = {"wc": "0", "hold_ms": "0"}
 
 
 def bloom_size(capacity: int, error: float) -> tuple[int, int]:
@@ -144,6 +146,8 @@ class RedisFrontier:
             "slow_factor": repr(float(options.get("slow_factor", 2.0))),
             "max_delay_ms": _ms(options.get("max_delay", 30.0)),
             "start_log": str(int(options.get("start_log") or 0)),
+            # a dead worker's started request holds its server this long after its start
+            "hold_ms": _ms(options.get("hold", 0.0)),
         }
         if mine["reorder"] not in ("none", "backlinks", "score"):
             raise ValueError(f"reorder must be none, backlinks or score, not {mine['reorder']!r}")

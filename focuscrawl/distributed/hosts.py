@@ -11,8 +11,11 @@ by the delay whichever worker sends them.  The two steps of ``focuscrawl.core.fr
    workers can never both start; requests the frontier never leased (robots.txt) take a slot
    here, so a page waiting for its robots.txt never blocks that fetch.
 
-A slot belongs to a worker; when the worker's heartbeat key expires (the worker died), its slots
-stop counting at once, without anyone cleaning up.  Slow servers and Crawl-delay follow the same
+A slot belongs to a worker; when the worker's heartbeat key expires (the worker died), its
+pending slots stop counting at once, without anyone cleaning up, and its active ones once
+``DOWNLOAD_TIMEOUT`` has passed since their start: the server may still be answering a request
+sent just before the worker died, or by a worker frozen between starting a request and sending
+it.  Slow servers and Crawl-delay follow the same
 rules as the single-process policy, with times from Redis's clock.
 """
 

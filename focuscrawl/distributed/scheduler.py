@@ -122,6 +122,7 @@ class RedisFocusScheduler:
             bloom_capacity=s.getint("FOCUS_REDIS_BLOOM_CAPACITY", 0),
             bloom_error=s.getfloat("FOCUS_REDIS_BLOOM_ERROR", 0.001),
             start_log=s.getint("FOCUS_REDIS_START_LOG", 0),
+            hold=s.getfloat("DOWNLOAD_TIMEOUT", 180.0),
         )
         if s.getbool("FOCUS_STRICT_ORDER"):
             logger.warning("FOCUS_STRICT_ORDER is ignored in distributed mode")

@@ -37,8 +37,10 @@ Key layout under the prefix ``P``:
 ``workers``              ZSET   registered workers -> last heartbeat
 ``h:<host>``             HASH   next (ms), ls (last start), cd (Crawl-delay ms), slow, sd (slow
                                 delay ms), conc (1 once slow), started
-``hs:<host>``            HASH   the server's slots: token -> worker|p (pending) or worker|a
-                                (active); a slot of a dead worker no longer counts
+``hs:<host>``            HASH   the server's slots: token -> worker|p (pending) or
+                                worker|a|<start ms> (active); a dead worker's pending slot no
+                                longer counts, its active one not once hold_ms (the download
+                                timeout) has passed since its start
 ``starts:<host>``        LIST   with FOCUS_REDIS_START_LOG: the last request starts, "ms worker
                                 token" (a politeness audit)
 ``rb:<robots key>``      HASH   a robots.txt fetched for the whole cluster (key: scheme://host:port):
@@ -312,20 +314,37 @@ local function alive(w)
   end
   return a
 end
+-- a slot is "worker|p" (pending) or "worker|a|<start ms>" (active); a dead worker's pending
+-- slot stops counting at once, its active one once its request has had CFG.hold_ms since its
+-- start (the download timeout): the server may still be answering a request whose worker died
+-- or froze after sending it (or froze between starting it and sending it)
+local function slot_state(v)
+  local w, st, ms = string.match(v, '^(.*)|(%a)|?(%d*)$')
+  return w, st, tonumber(ms) or 0
+end
 local function slots(host)
   local key = P .. 'hs:' .. host
   local raw = redis.call('HGETALL', key)
   local pending, active = 0, 0
+  local hold = tonumber(CFG.hold_ms or '0')
   for i = 1, #raw, 2 do
-    local v = raw[i + 1]
-    local st = string.sub(v, -1)
-    if alive(string.sub(v, 1, -3)) then
+    local w, st, ms = slot_state(raw[i + 1])
+    if alive(w) then
       if st == 'a' then active = active + 1 else pending = pending + 1 end
+    elseif st == 'a' and now() < ms + hold then
+      active = active + 1
     else
       redis.call('HDEL', key, raw[i])
     end
   end
   return pending, active
+end
+-- free a lease's slot unless it is active: a started request keeps its server's slot until
+-- its worker finishes it or, once that worker is dead, until the hold has passed (slots())
+local function free_pending(host, token)
+  local key = P .. 'hs:' .. host
+  local v = redis.call('HGET', key, token)
+  if v and select(2, slot_state(v)) ~= 'a' then redis.call('HDEL', key, token) end
 end
 local function hnum(host, field, default)
   local v = redis.call('HGET', P .. 'h:' .. host, field)
@@ -369,7 +388,7 @@ local function requeue_lease(lease)
   if st == 'r' then incr('reserved', -1) end
   if counted == '1' then incr('fetched', -1) end
   incr('inflight', -1)
-  redis.call('HDEL', P .. 'hs:' .. host, 'L' .. lease)
+  free_pending(host, 'L' .. lease)
   redis.call('SREM', P .. 'wl:' .. w, lease)
   if redis.call('EXISTS', P .. 'r:' .. url) == 1 then
     redis.call('DEL', lk)
@@ -770,12 +789,12 @@ local sk = P .. 'hs:' .. host
 local mine = redis.call('HGET', sk, token)
 -- started already: asked again because the reply was lost (Redis killed after running this,
 -- before answering); its own active slot would otherwise keep the request waiting forever
-if mine == wid .. '|a' then return 0 end
+if mine and string.sub(mine, 1, #wid + 2) == wid .. '|a' then return 0 end
 local p, a = slots(host)
 if a >= conc_of(host) then return -1 end
 local nxt = hnum(host, 'next', 0)
 if now() < nxt then return nxt - now() end
-redis.call('HSET', sk, token, wid .. '|a')
+redis.call('HSET', sk, token, wid .. '|a|' .. now())
 local hk = P .. 'h:' .. host
 redis.call('HSET', hk, 'next', now() + current_delay(host), 'ls', now())
 redis.call('HINCRBY', hk, 'started', 1)

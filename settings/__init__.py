@@ -15,7 +15,8 @@ REMOTE_CONTROL_ENABLED = False
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 ROBOTSTXT_OBEY = False  # Scrapy's middleware lets requests through while robots.txt loads; ours
 COOKIES_ENABLED = False  # a crawler needs no sessions; session-id traps are filtered instead
-DOWNLOAD_TIMEOUT = 10  # Pant et al.: 10 s per page (distributed: a dead worker holds a server this long)
+# Pant et al.: 10 s per page (distributed: how long a dead worker's request holds its server)
+DOWNLOAD_TIMEOUT = 10
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 10
 LOG_LEVEL = "INFO"

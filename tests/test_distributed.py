@@ -458,7 +458,7 @@ def test_a_dead_workers_started_request_holds_its_server_for_the_download_timeou
     for host in ("a.test", "b.test"):
         w1.add(Link(f"http://{host}/1", host=host))
         w1.add(Link(f"http://{host}/2", host=host))
-    (la, ea), (lb, eb) = w1.pop(), w1.pop()
+    (la, ea), (_, eb) = w1.pop(), w1.pop()
     assert {ea.host, eb.host} == {"a.test", "b.test"}
     h1, h2 = RedisHosts(client, prefix, "w1"), RedisHosts(client, prefix, "w2")
     assert h1.start(ea.host, f"L{la}", lease=la) == 0  # started; eb's slot only reserved

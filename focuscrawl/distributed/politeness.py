@@ -7,8 +7,9 @@ server's delay since the last start (by any worker) has passed; otherwise the re
 polling every ``FOCUS_REDIS_POLL`` seconds while the server is full, or exactly the time left.
 A leased request uses the slot the frontier reserved for it (token ``L<lease>``); others
 (robots.txt) take one here.  Slots of a worker that dies stop counting when its heartbeat key
-expires (an active one ``DOWNLOAD_TIMEOUT`` after its start).  robots.txt's Crawl-delay, which ``RobotsTxtMiddleware`` gives this worker's
-HostPolicy, is passed on to the cluster (the largest any worker saw applies).
+expires (an active one ``DOWNLOAD_TIMEOUT`` after its start).  robots.txt's Crawl-delay, which
+``RobotsTxtMiddleware`` gives this worker's HostPolicy, is passed on to the cluster (the largest
+any worker saw applies).
 
 A leased request whose lease is no longer this worker's (it froze past its heartbeat TTL and the
 others requeued the URL) is dropped (``IgnoreRequest``): before its download starts, or, for a

@@ -51,6 +51,7 @@ since, when the next URL is chosen (one vectorised call per page instead of one 
 from __future__ import annotations
 
 import heapq
+import math
 from typing import Any
 
 import numpy as np
@@ -191,6 +192,48 @@ class QueuedSlots:
         return np.sort(np.concatenate([top, ahead]))
 
 
+class HostTops:
+    """The host bandit's index: per host, its best queued link as a heap item
+    ``(-(value + bonus), seq, host, entry)``, so that a bandit turn looks at the few best
+    hosts, not at every host with queued links (O(hosts) a turn: 20,000 hosts on a long
+    crawl of bench/scale.py).
+
+    Lazy: a host's item (the one in ``filed``) is never better than its true key, because
+    every way a host's key can rise is reported (a new best link: :meth:`ServerQueues.risen`;
+    a host that answered at last: :meth:`Learned._learn`) and filed again at once or at the
+    next turn; a key that fell (the best taken or re-scored lower, more pages fetched there)
+    is found when its item comes out on top and is filed again.
+    """
+
+    __slots__ = ("heap", "filed", "shut")
+
+    def __init__(self) -> None:
+        self.heap: list[tuple] = []
+        self.filed: dict[str, tuple] = {}  # host -> its current heap item
+        self.shut: dict[int, str] = {}  # host id -> host, left out as never reached
+
+    def file(self, bucket: str, item: tuple | None) -> None:
+        """``bucket``'s item is now ``item`` (None: the host has no link to offer)."""
+        if item is None:
+            self.filed.pop(bucket, None)
+            return
+        old = self.filed.get(bucket)
+        if old is not None and old[3] is item[3] and old[:2] == item[:2]:
+            return  # unchanged: no duplicate item
+        self.filed[bucket] = item
+        heapq.heappush(self.heap, item)
+
+    def reset(self, items: list[tuple]) -> None:
+        self.filed = {item[2]: item for item in items}
+        self.heap = items
+        heapq.heapify(items)
+
+    def compact(self) -> None:
+        """Drop the superseded items once they outnumber the current ones."""
+        if len(self.heap) > 2 * len(self.filed) + 1024:
+            self.reset(list(self.filed.values()))
+
+
 class Learned(Frontier):
     """Best-first over learned link values (see the module docstring)."""
 
@@ -277,6 +320,9 @@ class Learned(Frontier):
         # a host that never answered is not worth exploring)
         self._reached: dict[int, bool] = {}
         self.bandit_picks = 0  # for the log only: a replayed journal does not count them
+        self._tops = HostTops()
+        if self.explore_hosts > 0.0 and not self.round_robin:
+            self.queues.watch()
 
     # -- queueing ---------------------------------------------------------------------------
     def key(self, entry: Entry) -> Key:
@@ -437,32 +483,73 @@ class Learned(Frontier):
 
     def _explore_host(self, ready: Ready) -> Entry | None:
         """The best link of the host with the highest value + ``explore / sqrt(1 + n)``
-        among the ready hosts (n: pages fetched there); None if there is no choice to make."""
-        buckets = self.queues.buckets()
-        tops = [top for top in map(self.queues.top_of, buckets) if top is not None]
-        if len(tops) < 2:
-            return None
-        reached = self._reached
-        pairs = [(e, i) for e, i in zip(tops, map(self.hosts.id, (e.host for e in tops)),
-                                        strict=True) if reached.get(i, True)]
-        if len(pairs) < 2:
-            return None
-        tops = [e for e, _ in pairs]
-        ids = np.fromiter((i for _, i in pairs), dtype=np.int64, count=len(pairs))
-        index = (np.fromiter((e.score for e in tops), dtype=np.float64, count=len(tops))
-                 + self.explore * self.hosts.uncertainty(ids))
-        # ties go to the link found first: the order of the hosts' queues is not state (a
-        # host's queue comes back at the end when a URL in flight at a stop is put back)
-        seqs = np.fromiter((e.seq for e in tops), dtype=np.int64, count=len(tops))
-        for i in np.lexsort((seqs, -index)).tolist():
-            entry = tops[i]
-            if ready is not None and not ready(entry.host):
-                continue
+        among the ready hosts (n: pages fetched there); None if there is no choice to make
+        (fewer than two hosts with links, never-reached hosts left out)."""
+        entry = self._bandit_choice(ready)
+        if entry is not None:
             self.queues.take(entry)
             self._hand_out(entry)
             self.bandit_picks += 1
-            return entry
-        return None
+        return entry
+
+    def _bandit_item(self, bucket: str) -> tuple | None:
+        """``bucket``'s item for :class:`HostTops`, or None: no queued link, or never reached
+        (remembered in ``shut``, to be filed again when it answers).  The index is computed as
+        the whole-frontier scan did it in numpy (same float operations, same rounding)."""
+        top = self.queues.top_of(bucket)
+        if top is None:
+            return None
+        i = self.hosts.id(top.host)
+        if not self._reached.get(i, True):
+            self._tops.shut[i] = bucket
+            return None
+        index = top.score + self.explore * (1.0 / math.sqrt(1.0 + float(self.hosts.n[i])))
+        # ties go to the link found first: the order of the hosts' queues is not state (a
+        # host's queue comes back at the end when a URL in flight at a stop is put back)
+        return (-index, top.seq, bucket, top)
+
+    def _bandit_choice(self, ready: Ready) -> Entry | None:
+        """The host bandit's link (nothing moves but its index): pops the index's items best
+        first, files again the stale ones, until two current ones are found and one whose
+        host is ready; puts the current ones back."""
+        tops = self._tops
+        everything, risen = self.queues.risen()
+        if everything:
+            tops.shut = {}
+            tops.reset([item for item in map(self._bandit_item, self.queues.buckets())
+                        if item is not None])
+        else:
+            for bucket in risen:
+                tops.file(bucket, self._bandit_item(bucket))
+            tops.compact()
+        heap, filed = tops.heap, tops.filed
+        kept: list[tuple] = []
+        asked = 0
+        chosen: Entry | None = None
+        while heap and (chosen is None or len(kept) < 2):
+            item = heapq.heappop(heap)
+            bucket = item[2]
+            if filed.get(bucket) is not item:
+                continue  # superseded
+            fresh = self._bandit_item(bucket)
+            if fresh is None:
+                del filed[bucket]
+                continue
+            if fresh[3] is not item[3] or fresh[:2] != item[:2]:
+                filed[bucket] = fresh  # its key fell: back in its place
+                heapq.heappush(heap, fresh)
+                continue
+            kept.append(item)
+            if len(kept) < 2:
+                continue  # no choice to make with one host: ready() is not asked
+            while chosen is None and asked < len(kept):
+                entry = kept[asked][3]
+                asked += 1
+                if ready is None or ready(entry.host):
+                    chosen = entry
+        for item in kept:
+            heapq.heappush(heap, item)
+        return chosen if len(kept) >= 2 else None
 
     def take(self, url: str) -> Entry | None:
         self.flush()
@@ -570,6 +657,11 @@ class Learned(Frontier):
         dyn = self._dynamic(np.array([slot]))[0]
         self.hosts.add(int(areas[0]), label)
         if not self._failing:
+            if self._reached.get(int(areas[0])) is False:
+                shut = self._tops.shut.pop(int(areas[0]), None)
+                self._reached[int(areas[0])] = True
+                if shut is not None:  # answered at last: the bandit's again
+                    self._tops.file(shut, self._bandit_item(shut))
             self._reached[int(areas[0])] = True
         else:
             self._reached.setdefault(int(areas[0]), False)
@@ -800,6 +892,9 @@ class Learned(Frontier):
         self._fetching = dict(learned["fetching"])
         # not in snapshots made before the host bandit
         self._reached = dict(learned.get("reached", {}))
+        self._tops = HostTops()
+        if self.explore_hosts > 0.0 and not self.round_robin:
+            self.queues.watch()  # the index is built again at the next bandit turn
         self._pending = [(self.entries[url], slot) for url, slot in learned["pending"]]
         slots, labels, dyn, ex_of, base = learned["examples"]
         self._ex_slot, self._ex_label, self._ex_dyn = list(slots), list(labels), list(dyn)

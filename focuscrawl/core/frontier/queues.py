@@ -123,6 +123,10 @@ class ServerQueues:
         # at least the heap items no longer live (a re-key, a discard add one; a stale item
         # popped at a heap's top is not counted off, :meth:`_check_stale` counts exactly)
         self._stale = 0
+        # per-server mode, once :meth:`watch` is called: the servers whose best entry may have
+        # moved up since the last :meth:`risen`, and whether every server's may have (a rebuild)
+        self._risen: set[Any] | None = None
+        self._risen_all = False
 
     def __len__(self) -> int:
         return self._len
@@ -150,6 +154,8 @@ class ServerQueues:
         if not self.round_robin and (top is None or item < top.item):
             heap.stamp += 1
             heapq.heappush(self._servers, (item, heap.stamp, bucket))
+            if self._risen is not None:
+                self._risen.add(bucket)
         if self._stale > self._len and self._stale > _STALE_MIN:
             self._check_stale()
 
@@ -309,6 +315,7 @@ class ServerQueues:
         heapq.heapify(self._servers)
         self._len = len(items)
         self._stale = 0
+        self._risen_all = True
 
     def worst(self, count: int) -> list[Entry]:
         """The ``count`` queued entries with the largest keys, best first (one pass)."""
@@ -343,6 +350,25 @@ class ServerQueues:
                 entry = item[-1]
                 if entry.queued and entry.item is item:
                     yield entry
+
+    def watch(self) -> None:
+        """Record, from now on, the servers whose best entry may move up (see :meth:`risen`):
+        an index over the servers' best entries (the learned order's host bandit) then only
+        has to look again at those, not at every server."""
+        if not self.round_robin:
+            self._risen = set()
+            self._risen_all = True
+
+    def risen(self) -> tuple[bool, set[Any]]:
+        """Since the last call (or :meth:`watch`): whether every server's best entry may have
+        changed any way (a rebuild; the first call), else the servers whose best entry may have
+        moved up (a new best pushed, or the best re-keyed); resets.  A best entry that moves
+        down (taken, discarded, re-keyed lower) is not reported: an index finds it stale."""
+        if self._risen is None:
+            raise RuntimeError("risen() before watch()")
+        everything, risen = self._risen_all, self._risen
+        self._risen_all, self._risen = False, set()
+        return everything, risen
 
     def buckets(self) -> list[Any]:
         """The servers (or hashed queues) that may have queued URLs, in the order first queued."""

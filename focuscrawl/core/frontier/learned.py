@@ -655,16 +655,15 @@ class Learned(Frontier):
     def _learn(self, url: str, slot: int, label: float) -> None:
         areas = self.store.areas(np.array([slot]))[0]
         dyn = self._dynamic(np.array([slot]))[0]
-        self.hosts.add(int(areas[0]), label)
+        host_id = int(areas[0])
+        self.hosts.add(host_id, label)
         if not self._failing:
-            if self._reached.get(int(areas[0])) is False:
-                shut = self._tops.shut.pop(int(areas[0]), None)
-                self._reached[int(areas[0])] = True
-                if shut is not None:  # answered at last: the bandit's again
-                    self._tops.file(shut, self._bandit_item(shut))
-            self._reached[int(areas[0])] = True
+            was = self._reached.get(host_id)
+            self._reached[host_id] = True
+            if was is False and (shut := self._tops.shut.pop(host_id, None)) is not None:
+                self._tops.file(shut, self._bandit_item(shut))  # answered at last: back in
         else:
-            self._reached.setdefault(int(areas[0]), False)
+            self._reached.setdefault(host_id, False)
         self.dirs.add(int(areas[1]), label)
         self._ex_of[url] = self._ex_base + len(self._ex_slot)
         self._ex_slot.append(slot)

@@ -771,10 +771,10 @@ return 1
 #: lease ('' for a request the frontier did not lease).  Start a request on a server if it may
 #: start now, cluster-wide: returns 0 (started: the slot is active, the next start waits for
 #: the delay), -1 (no free slot, or this worker was declared dead: its slots no longer count,
-#: bar a started request's until the hold has passed, so it must not start anything), -2 (the lease is no longer this worker's: it was reaped
-#: while the worker was frozen, another worker has the URL) or ms to wait.  A token this
-#: worker already started (the reply was lost with the connection, and it asks again): 0, and
-#: nothing changes.
+#: bar a started request's until the hold has passed, so it must not start anything), -2 (the
+#: lease is no longer this worker's: it was reaped while the worker was frozen, another worker
+#: has the URL) or ms to wait.  A token this worker already started (the reply was lost with
+#: the connection, and it asks again): 0, and nothing changes.
 HOST_START = PRELUDE + CHECK + r"""
 local wid, host, token = ARGV[2], ARGV[3], ARGV[4]
 -- fencing: a worker declared dead (its alive key expired) starts nothing until it re-registers

@@ -15,8 +15,8 @@ A slot belongs to a worker; when the worker's heartbeat key expires (the worker 
 pending slots stop counting at once, without anyone cleaning up, and its active ones once
 ``DOWNLOAD_TIMEOUT`` has passed since their start: the server may still be answering a request
 sent just before the worker died, or by a worker frozen between starting a request and sending
-it.  Slow servers and Crawl-delay follow the same
-rules as the single-process policy, with times from Redis's clock.
+it.  Slow servers and Crawl-delay follow the same rules as the single-process policy, with
+times from Redis's clock.
 """
 
 from __future__ import annotations

@@ -51,7 +51,6 @@ since, when the next URL is chosen (one vectorised call per page instead of one 
 from __future__ import annotations
 
 import heapq
-import math
 from typing import Any
 
 import numpy as np
@@ -494,8 +493,7 @@ class Learned(Frontier):
 
     def _bandit_item(self, bucket: str) -> tuple | None:
         """``bucket``'s item for :class:`HostTops`, or None: no queued link, or never reached
-        (remembered in ``shut``, to be filed again when it answers).  The index is computed as
-        the whole-frontier scan did it in numpy (same float operations, same rounding)."""
+        (remembered in ``shut``, to be filed again when it answers)."""
         top = self.queues.top_of(bucket)
         if top is None:
             return None
@@ -503,7 +501,7 @@ class Learned(Frontier):
         if not self._reached.get(i, True):
             self._tops.shut[i] = bucket
             return None
-        index = top.score + self.explore * (1.0 / math.sqrt(1.0 + float(self.hosts.n[i])))
+        index = top.score + self.explore * float(self.hosts.uncertainty(i))
         # ties go to the link found first: the order of the hosts' queues is not state (a
         # host's queue comes back at the end when a URL in flight at a stop is put back)
         return (-index, top.seq, bucket, top)

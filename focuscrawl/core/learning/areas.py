@@ -56,7 +56,8 @@ class AreaStats:
         rate = np.clip(rate, 1e-4, 1 - 1e-4)
         return np.log(rate / (1 - rate)) - np.log(m / (1 - m))
 
-    def uncertainty(self, areas: np.ndarray) -> np.ndarray:
+    def uncertainty(self, areas: np.ndarray | int) -> np.ndarray:
+        """UCB's bonus factor ``1 / sqrt(1 + pages)`` per area (or of one area)."""
         return 1.0 / np.sqrt(1.0 + self.n[areas])
 
     def snapshot(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.middlewares import robots
 from focuscrawl.middlewares.robots import (
     ALLOW_ALL,
     DISALLOW_ALL,
@@ -270,6 +271,25 @@ def test_disallows_answers_from_the_cache_only() -> None:
     assert not mw.disallows("http://a.test/public")
     mw._rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
     assert not mw.disallows(req.url)
+
+
+def test_the_answers_remembered_are_bounded_across_hosts(monkeypatch) -> None:
+    """The link filter asks of every outlink: the answers are cached for all hosts together
+    within one bound (a cache per host grew with every URL of a crawl of many hosts), and a
+    host's new robots.txt is never answered from its old rules' entries."""
+    monkeypatch.setattr(robots, "_MAX_ANSWERS", 16)
+    mw = make_mw(FakeEngine())
+    body = b"User-agent: *\nDisallow: /private/"
+    for h in range(40):
+        mw._rules[f"http://h{h}.test:80"] = parse_robots(body, UA, 1e12)
+    for _ in range(2):
+        for h in range(40):
+            assert mw.disallows(f"http://h{h}.test/private/p")
+            assert not mw.disallows(f"http://h{h}.test/public/p")
+            assert len(mw._answers) <= 16
+    mw._rules["http://h39.test:80"] = parse_robots(b"User-agent: *\nDisallow: /public/", UA, 1e12)
+    assert not mw.disallows("http://h39.test/private/p")
+    assert mw.disallows("http://h39.test/public/p")
 
 
 # -- end to end, from the server's side ---------------------------------------------------------

@@ -28,6 +28,7 @@ drop outlinks to hosts whose rules are already known, before they reach the sche
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -61,7 +62,13 @@ PARSED = "parsed"
 RESPONSE = "response"  # an HTTP response (its status; the body if 2xx)
 ERROR = "error"  # a network error or timeout, after the retries: unreachable
 IGNORED = "ignored"  # another middleware dropped the robots request: no rules
-_MAX_ANSWERS = 1 << 14  # robots.txt answers remembered per host (Rules.answers)
+#: robots.txt answers remembered, all hosts together (RobotsTxtMiddleware's cache; cleared
+#: when full): the link filter asks of every outlink and a site's navigation recurs on every
+#: page, but a cache per host kept an answer for every URL a crawl of 20,000 hosts ever met
+_MAX_ANSWERS = 1 << 16
+_serials = itertools.count()
+#: robots.txt answers by (the rules' serial, URL), for one user agent
+Answers = dict[tuple[int, str], bool]
 
 
 @dataclass(slots=True)
@@ -72,29 +79,32 @@ class Rules:
     expires: float  # monotonic time
     parser: Protego | None = None
     crawl_delay: float = 0.0
-    # the parser's answers, by (url, user agent): the link filter asks of every outlink, and
-    # a site's navigation links recur on every page; cleared when full
-    answers: dict[tuple[str, str], bool] = field(default_factory=dict, repr=False)
+    # tells these rules from the host's next ones in a cache of answers (Answers)
+    serial: int = field(default_factory=lambda: next(_serials), repr=False, compare=False)
 
-    def allows(self, url: str, user_agent: str) -> bool:
+    def allows(self, url: str, user_agent: str, answers: Answers | None = None) -> bool:
+        """``answers``: a cache of earlier answers to ``user_agent`` (one agent a cache)."""
         if self.kind == ALLOW_ALL:
             return True
         if self.kind == DISALLOW_ALL:
             return False
         assert self.parser is not None
-        key = (url, user_agent)
-        answer = self.answers.get(key)
-        if answer is not None:
-            return answer
+        key = (self.serial, url)
+        if answers is not None:
+            answer = answers.get(key)
+            if answer is not None:
+                return answer
         try:
             answer = self.parser.can_fetch(url, user_agent)
         except Exception:  # a pathological pattern must not stop the crawl
             logger.debug("robots.txt matching failed for %s; allowing", url, exc_info=True)
             return True
-        if len(self.answers) >= _MAX_ANSWERS:
-            self.answers.clear()
-        self.answers[key] = answer
+        if answers is not None:
+            if len(answers) >= _MAX_ANSWERS:
+                answers.clear()
+            answers[key] = answer
         return answer
+
 
 
 @dataclass(slots=True, frozen=True)
@@ -174,6 +184,7 @@ class RobotsTxtMiddleware:
         self.servers = services.servers
         self.clock = time.monotonic
         self._rules: dict[str, Rules] = {}
+        self._answers: Answers = {}  # the parsers' answers, every host's (_MAX_ANSWERS at most)
         self._loading: dict[str, asyncio.Future[Rules]] = {}
         self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
         services.register_robots(self)  # for the trap filter
@@ -193,7 +204,7 @@ class RobotsTxtMiddleware:
         rules = self._rules.get(key)
         if rules is None or rules.expires <= self.clock():
             rules = await self._load(key, robots_url(parts))
-        if not rules.allows(request.url, self.user_agent):
+        if not rules.allows(request.url, self.user_agent, self._answers):
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
             self.stats.inc_value(f"focus/robots/{reason}")
             logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
@@ -208,7 +219,7 @@ class RobotsTxtMiddleware:
         """
         rules = self._rules.get(url_robots_key(url))
         return rules is not None and rules.kind == PARSED and not rules.allows(
-            url, self.user_agent)
+            url, self.user_agent, self._answers)
 
     # -- loading, one fetch per host at a time -----------------------------------------------
     async def _load(self, key: str, url: str) -> Rules:

@@ -17,6 +17,12 @@ time and less memory.
 ``--spill 500000,2000000`` adds, per strategy, a run with each FOCUS_FRONTIER_MEMORY limit (RSS
 growth, whatever ``--memory`` says: what is on disk is the point), printed under the unbounded
 run with the URLs spilled and reloaded and the bytes a URL takes on disk.
+
+``--own-strings`` counts the URL strings too, as a crawl holds them: they are made a chunk at a
+time (a URL's parent string shared by its 20 links, as a response's URL is), so the queue, not
+the bench, keeps them alive, and a spilled URL's string is freed; the heapq baseline then owns
+its strings the same way.  ``--bounded-only`` skips the unbounded frontier run (at 10,000,000
+URLs the learned order's would need ~15 GB) and keeps the heapq baseline.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import random
 import sys
 import time
 import tracemalloc
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,33 +56,51 @@ class Workload:
     Link objects exists at once, which keeps ``--n 10000000`` within a few GB.
     """
 
-    CHUNK = 10_000
+    CHUNK = 10_000  # a multiple of 20: a chunk holds whole parents
 
-    def __init__(self, n: int, seed: int = 1) -> None:
+    def __init__(self, n: int, seed: int = 1, own_strings: bool = False) -> None:
         rng = random.Random(seed)
-        hosts = [f"host{h}.example" for h in range(200)]
-        parents = [f"https://host{p % 200}.example/p/{p}.html" for p in range((n + 19) // 20)]
+        self.host_names = [f"host{h}.example" for h in range(200)]
         self.n = n
-        self.urls: list[str] = []
-        self.hosts: list[str] = []
-        self.parents = parents
-        self.scores: list[float] = []
+        self.own_strings = own_strings
+        self.host_ids = array("B")
+        self.scores = array("d")
         self.flags = bytearray(n)  # bit 0: parent hot, bit 1: keyword
         for i in range(n):  # the draws of the links this bench always used, in that order
-            host = hosts[rng.randrange(200)]
-            self.urls.append(f"https://{host}/docs/{i % 997}/page{i}.html")
-            self.hosts.append(host)
+            self.host_ids.append(rng.randrange(200))
             self.scores.append(round(rng.betavariate(1.2, 6.0), 4))
             self.flags[i] = (rng.random() < 0.02) | (rng.random() < 0.05) << 1
+        # without --own-strings the strings exist before any run (a crawl has them too: they
+        # come from the pages), so neither side's memory counts them
+        self.urls = [] if own_strings else self._urls(0, n)
+        self.parents = [] if own_strings else self._parents(0, n)
+
+    def _urls(self, start: int, stop: int) -> list[str]:
+        names, ids = self.host_names, self.host_ids
+        return [f"https://{names[ids[i]]}/docs/{i % 997}/page{i}.html" for i in range(start, stop)]
+
+    @staticmethod
+    def _parents(start: int, stop: int) -> list[str]:
+        """The parent of links ``start // 20`` to ``(stop - 1) // 20``."""
+        return [f"https://host{p % 200}.example/p/{p}.html"
+                for p in range(start // 20, (stop + 19) // 20)]
+
+    def all_urls(self) -> list[str]:
+        return self._urls(0, self.n) if self.own_strings else self.urls
 
     def chunks(self) -> Iterator[list[Link]]:
-        urls, hosts, parents, scores, flags = (self.urls, self.hosts, self.parents, self.scores,
-                                                self.flags)
+        names, ids, scores, flags = self.host_names, self.host_ids, self.scores, self.flags
         for start in range(0, self.n, self.CHUNK):
-            yield [Link(urls[i], host=hosts[i], parent=parents[i // 20],
+            stop = min(self.n, start + self.CHUNK)
+            if self.own_strings:
+                urls, parents, first, base = self._urls(start, stop), self._parents(start, stop), \
+                    start, start // 20
+            else:
+                urls, parents, first, base = self.urls, self.parents, 0, 0
+            yield [Link(urls[i - first], host=names[ids[i]], parent=parents[i // 20 - base],
                         parent_score=scores[i], parent_hot=bool(flags[i] & 1),
                         keyword=bool(flags[i] & 2))
-                   for i in range(start, min(self.n, start + self.CHUNK))]
+                   for i in range(start, stop)]
 
 
 def set_bytes(urls: Iterable[str]) -> int:
@@ -213,12 +238,20 @@ def main() -> None:
                              "allocator kept, so a little higher)")
     parser.add_argument("--spill", default="",
                         help="comma-separated FOCUS_FRONTIER_MEMORY limits to run as well")
+    parser.add_argument("--own-strings", action="store_true",
+                        help="count the URL strings too, made a chunk at a time as a crawl "
+                             "makes them (a spilled URL's string is freed)")
+    parser.add_argument("--bounded-only", action="store_true",
+                        help="with --spill: only the bounded runs (and the heapq baseline)")
     args = parser.parse_args()
+    if args.bounded_only and not args.spill:
+        parser.error("--bounded-only needs --spill")
     limits = [int(x) for x in args.spill.split(",") if x]
-    work = Workload(args.n)
-    set_per_url = set_bytes(work.urls) / args.n
+    work = Workload(args.n, own_strings=args.own_strings)
+    set_per_url = set_bytes(work.all_urls()) / args.n
+    gc.collect()
     print(f"push then pop {args.n:,} URLs (2N operations); memory = peak while all are queued "
-          f"({args.memory})")
+          f"({args.memory}); URL strings {'counted' if args.own_strings else 'not counted'}")
     header = (f"{'strategy':<14} {'ops/s':>11} {'heapq ops/s':>12} {'speed ratio':>11} "
               f"{'bytes/URL':>10} {'heapq B/URL':>11} {'mem ratio':>9} "
               f"{'seen B/URL':>10} {'set B/URL':>9} {'seen ratio':>10}")
@@ -226,22 +259,29 @@ def main() -> None:
     print("-" * len(header))
     for name in args.strategies.split(","):
         key = baseline_key(name)
-        t, seen, m = run_frontier(name, work)
         t_base, m_base = run_heapq(key, work)
-        if args.memory == "tracemalloc":
-            m_base = peak_bytes(lambda key=key: fill_heapq(key, work))
-            m = peak_bytes(lambda name=name: fill_frontier(name, work))
-        ops = 2 * args.n
-        print(f"{name:<14} {ops / t:>11,.0f} {ops / t_base:>12,.0f} {t_base / t:>11.2f} "
-              f"{m / args.n:>10,.0f} {m_base / args.n:>11,.0f} {m / max(m_base, 1):>9.2f} "
-              f"{seen:>10,.1f} {set_per_url:>9,.1f} {seen / set_per_url:>10.3f}",
-              flush=True)
-        for memory in limits:
+        if args.bounded_only:
+            print(f"{name:<14} {'-':>11} {2 * args.n / t_base:>12,.0f} {'-':>11} {'-':>10} "
+                  f"{m_base / args.n:>11,.0f}   (heapq baseline only)", flush=True)
+        else:
+            t, seen, m = run_frontier(name, work)
             if args.memory == "tracemalloc":
+                m_base = peak_bytes(lambda key=key: fill_heapq(key, work))
+                m = peak_bytes(lambda name=name: fill_frontier(name, work))
+            ops = 2 * args.n
+            print(f"{name:<14} {ops / t:>11,.0f} {ops / t_base:>12,.0f} {t_base / t:>11.2f} "
+                  f"{m / args.n:>10,.0f} {m_base / args.n:>11,.0f} {m / max(m_base, 1):>9.2f} "
+                  f"{seen:>10,.1f} {set_per_url:>9,.1f} {seen / set_per_url:>10.3f}",
+                  flush=True)
+        for memory in limits:
+            if args.memory == "tracemalloc" and not args.bounded_only:
                 t_base, m_base = run_heapq(key, work)  # RSS, like the bounded run
             print(spill_row(name, work, memory, t_base, m_base), flush=True)
     print("speed ratio = frontier ops/s / heapq ops/s; mem ratio = frontier bytes / heapq bytes."
-          "\nThe URL strings themselves (shared by both) are not counted in either.\n"
+          + ("\nThe URL strings are counted in both (each holds its own)."
+             if args.own_strings else
+             "\nThe URL strings themselves (shared by both) are not counted in either.")
+          + "\n"
           "seen B/URL = the frontier's seen-set (URLs handed out) per URL once all are popped; "
           "set B/URL = a Python set of the same URL strings, the strings included (once "
           "popped, nothing else keeps them); seen ratio = seen / set.")

@@ -292,7 +292,9 @@ class ScaleSampler:
         row: dict[str, Any] = {"t": time.monotonic() - self.t0, "cpu": time.process_time(),
                                "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes()}
         if frontier is not None:
+            spilled = frontier.spilled  # FOCUS_FRONTIER_MEMORY: URLs queued on disk
             row |= {"queued": len(frontier), "handed_out": len(frontier.done),
+                    "on_disk": len(spilled) if spilled is not None else 0,
                     "hot": frontier.stats.get("pages_hot", 0),
                     "seen_set_bytes": seen_set_bytes(frontier.done),
                     "seen_set_type": type(frontier.done).__name__}
@@ -445,6 +447,11 @@ def main() -> int:
     d_seen = queued + out - mid.get("queued", 0) - mid.get("handed_out", 0)
     print(f"\n{total:,} pages in {last['t']:.0f} s = {total / last['t']:.1f} pages/s; "
           f"URLs queued {queued:,}, handed out {out:,} (seen {queued + out:,})")
+    if last.get("on_disk"):
+        grew = (last["on_disk"] - mid.get("on_disk", 0)) / max(d_queued, 1)
+        print(f"  of the queued URLs {last['on_disk']:,} on disk past FOCUS_FRONTIER_MEMORY "
+              f"({queued - last['on_disk']:,} in memory); of those queued in the second half "
+              f"{grew:.0%} went to disk")
     if "hot" in last:  # the order's harvest: pages hot by the keywords (FOCUS_HOT_BODY_COUNT)
         print(f"hot pages {last['hot']:,} ({last['hot'] / max(total, 1):.1%} of the pages)")
     print(f"pages/s first 10% {r_first:.1f}, last 10% {r_last:.1f}: "

@@ -310,6 +310,181 @@ class ScaleSampler:
         self.file.close()
 
 
+def _mallinfo() -> dict[str, int]:
+    """glibc's own view of the heap: bytes in use (uordblks) and free inside it (fordblks);
+    their sum against the RSS tells fragmentation from growth."""
+    import ctypes
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks",
+                                                   "hblkhd", "usmblks", "fsmblks", "uordblks",
+                                                   "fordblks", "keepcost")]
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        m = libc.mallinfo2()
+    except (OSError, AttributeError):
+        return {}
+    return {"arena": m.arena, "mmap": m.hblkhd, "used": m.uordblks, "free": m.fordblks}
+
+
+def deep_bytes(root: Any, seen: set[int] | None = None) -> int:
+    """Bytes reachable from ``root`` through containers and plain objects (numpy arrays by
+    their buffers; classes, modules and functions not followed); ``seen`` shared between
+    calls counts a shared object once."""
+    import gc
+    import types
+
+    import numpy as np
+
+    skip = (type, types.ModuleType, types.FunctionType, types.MethodType,
+            types.BuiltinFunctionType)
+    seen = set() if seen is None else seen
+    total, stack = 0, [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, skip) or type(obj).__module__.startswith(
+                ("twisted", "scrapy.crawler", "scrapy.core.engine", "scrapy.settings",
+                 "scrapy.signalmanager", "scrapy.statscollectors", "asyncio", "logging")):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray):
+            total += sys.getsizeof(obj) + (obj.nbytes if obj.base is not None else 0)
+            if obj.dtype == object:
+                stack.extend(x for x in obj.ravel().tolist() if x is not None)
+            continue
+        total += sys.getsizeof(obj)
+        if isinstance(obj, (str, bytes, int, float, bool)):
+            continue
+        stack.extend(gc.get_referents(obj))
+    return total
+
+
+def _type_counts() -> dict[str, int]:
+    """Live objects the garbage collector tracks, by type (containers, not strings)."""
+    import gc
+    from collections import Counter
+
+    counts = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
+    return dict(counts.most_common(80))
+
+
+def census(crawler: Any) -> dict[str, tuple[int, int]]:
+    """Length and deep bytes of each structure that may grow per page or per URL (first
+    come, first counted: a string shared by two is charged to the first listed)."""
+    scheduler = getattr(crawler.engine, "scheduler", None)
+    frontier = getattr(scheduler, "frontier", None)
+    services = getattr(scheduler, "services", None)
+    roots: dict[str, Any] = {}
+    if frontier is not None:
+        for name in ("scores", "labels", "parents", "_ex_of", "_fetching", "children",
+                     "_reached", "hosts", "dirs", "hubs", "_ex_slot", "_ex_label", "_ex_dyn",
+                     "store", "_queued", "_pending", "_tops", "featurizer", "profile", "model",
+                     "entries", "queues", "_worst", "done", "spilled", "graph", "stats"):
+            if hasattr(frontier, name):
+                roots[f"frontier.{name}"] = getattr(frontier, name)
+    if scheduler is not None:
+        for name in ("_leases", "jobdir", "records", "waker"):
+            roots[f"scheduler.{name}"] = getattr(scheduler, name, None)
+    if services is not None:
+        for name in ("_policy", "_servers", "_completion", "_directories", "_robots"):
+            roots[f"services.{name}"] = getattr(services, name, None)
+    downloader = getattr(crawler.engine, "downloader", None)
+    roots["downloader.slots"] = getattr(downloader, "slots", None)
+    roots["stats"] = getattr(crawler.stats, "_stats", None)
+    # the crawl's hubs: a structure that refers to them is not charged for the world
+    seen = {id(x) for x in (crawler, crawler.engine, crawler.spider, scheduler, services,
+                            downloader, frontier)}
+    out = {}
+    for name, root in roots.items():
+        if root is None:
+            continue
+        try:
+            n = len(root)
+        except TypeError:
+            n = -1
+        try:
+            out[name] = (n, deep_bytes(root, seen))
+        except Exception as e:  # a census must not stop the crawl  # noqa: BLE001
+            out[name] = (n, -1)
+            print(f"census {name}: {e!r}", file=sys.stderr)
+    return out
+
+
+class TraceSampler:
+    """Extension (``--trace N``): a tracemalloc snapshot dumped at N, 2N, 3N... pages
+    (BENCH_TRACE_PAGES) to BENCH_TRACE_DIR/pages-<n>.snap, so that what grows per page can be
+    found by allocation site (``bench/memdiff.py``) rather than guessed from the RSS.  Tracing
+    starts at BENCH_TRACE_FROM pages (it slows the crawl 3-5x; what was allocated before is
+    not seen, so start it a little before the first snapshot); BENCH_TRACE_FRAMES (default 8)
+    frames per allocation, 0: no tracemalloc, only the :func:`census` of the crawl's
+    structures at each point (points.jsonl)."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        self.every = crawler.settings.getint("BENCH_TRACE_PAGES", 0)
+        self.dir = Path(crawler.settings.get("BENCH_TRACE_DIR", "."))
+        self.frames = crawler.settings.getint("BENCH_TRACE_FRAMES", 8)
+        self.start = crawler.settings.getint("BENCH_TRACE_FROM", 0)
+        self.next = self.every
+        self.loop: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> TraceSampler:
+        from scrapy import signals
+
+        ext = cls(crawler)
+        crawler.signals.connect(ext.opened, signal=signals.spider_opened)
+        crawler.signals.connect(ext.closed, signal=signals.spider_closed)
+        return ext
+
+    def opened(self, spider: Any) -> None:
+        import tracemalloc
+
+        from twisted.internet import task
+
+        if self.every <= 0:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if self.start <= 0 and self.frames:
+            tracemalloc.start(self.frames)
+        self.loop = task.LoopingCall(self.check)
+        self.loop.start(0.5, now=False)
+
+    def check(self) -> None:
+        import gc
+        import tracemalloc
+
+        scheduler = getattr(self.crawler.engine, "scheduler", None)
+        pages = getattr(scheduler, "pages", 0)
+        if self.frames and not tracemalloc.is_tracing():
+            if pages >= self.start:
+                tracemalloc.start(self.frames)
+            return
+        if pages < self.next:
+            return
+        gc.collect()
+        if self.frames:
+            tracemalloc.take_snapshot().dump(str(self.dir / f"pages-{pages}.snap"))
+        with open(self.dir / "points.jsonl", "a", encoding="utf-8") as f:
+            frontier = getattr(scheduler, "frontier", None)
+            row = {"pages": pages, "rss": rss_bytes(),
+                   "traced": tracemalloc.get_traced_memory()[0],
+                   "malloc": _mallinfo(),
+                   "queued": len(frontier) if frontier is not None else 0,
+                   "handed_out": len(frontier.done) if frontier is not None else 0,
+                   "stats": dict(frontier.stats) if frontier is not None else {},
+                   "census": census(self.crawler), "types": _type_counts()}
+            f.write(json.dumps(row) + "\n")
+        while self.next <= pages:
+            self.next += self.every
+
+    def closed(self, spider: Any, reason: str) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+
+
 def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -> list[str]:
     sys.path.insert(0, str(ROOT))
     from settings import EXTENSIONS
@@ -317,7 +492,10 @@ def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -
     settings = {
         "DOWNLOAD_HANDLERS": json.dumps({"http": "scale.SyntheticWebHandler",
                                          "https": "scale.SyntheticWebHandler"}),
-        "EXTENSIONS": json.dumps({**EXTENSIONS, "scale.ScaleSampler": 1000}),
+        "EXTENSIONS": json.dumps({**EXTENSIONS, "scale.ScaleSampler": 1000,
+                                  **({"scale.TraceSampler": 1001} if args.trace else {})}),
+        "BENCH_TRACE_PAGES": str(args.trace),
+        "BENCH_TRACE_DIR": str(Path(args.trace_dir).resolve()),
         "BENCH_SCALE_SAMPLES": str(samples), "BENCH_SCALE_EVERY": str(args.every),
         "BENCH_SCALE_SEED": str(args.seed), "BENCH_SCALE_WEB": str(args.web),
         "BENCH_SCALE_HOSTS": str(args.hosts), "BENCH_SCALE_CLUSTERS": str(args.clusters),
@@ -385,6 +563,9 @@ def main() -> int:
                    help="stop the crawl after this long even short of --pages (0: never)")
     p.add_argument("--keep", help="copy the samples (JSON lines) to this file")
     p.add_argument("--profile", help="run the crawl under cProfile, its stats to this file")
+    p.add_argument("--trace", type=int, default=0, metavar="N",
+                   help="tracemalloc snapshots every N pages (see TraceSampler), 0: none")
+    p.add_argument("--trace-dir", default="trace", help="where --trace writes its snapshots")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a Scrapy setting for the crawl (repeatable), e.g. FOCUS_LEARN_RERANK=0")
     args = p.parse_args()

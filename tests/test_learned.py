@@ -709,3 +709,31 @@ def test_the_scheduler_waits_for_a_busy_server_within_the_slack(slack, second):
         sched.policy.unreserve("good.test")
         assert sched.next_request().url == "http://good.test/b"
     assert (sched.frontier.slack_waits > 0) == (second is None)
+
+
+class _Remembering(Learned):
+    """The learned order as it was before forgotten examples left ``_ex_of``."""
+
+    def _forget(self, n: int) -> None:
+        ex_of = self._ex_of
+        super()._forget(n)
+        ex_of.update(self._ex_of)
+        self._ex_of = ex_of
+
+
+@pytest.mark.parametrize("at", [None, 150])
+def test_forgotten_examples_leave_the_example_map_and_the_order_stays(at):
+    """``_ex_of`` (page -> example number) keeps the last ``memory`` examples' pages, about,
+    not every page fetched: an older one was looked up as a miss anyway."""
+    web = hidden_web(5)
+    kw = {"keywords": TOPIC, "learn_every": 5, "memory": 100}
+    made: list[Learned] = []
+
+    def make(cls=Learned) -> Learned:
+        made.append(cls(**kw))
+        return made[-1]
+
+    old = virtual_crawl(_Remembering(**kw), web, ["http://portal.test/"])
+    new = virtual_crawl(make(), web, ["http://portal.test/"], snapshot_at=at, remake=make)
+    assert new == old and len(new) > 250
+    assert len(made[-1]._ex_of) <= 2 * 100

@@ -730,6 +730,11 @@ class Learned(Frontier):
             self.store.free(slot)
         del self._ex_slot[:n], self._ex_label[:n], self._ex_dyn[:n]
         self._ex_base += n
+        if len(self._ex_of) > 2 * self.memory:
+            # a forgotten example's number is looked up as a miss anyway: drop them (numbers
+            # rise in insertion order), so this map stays the size of the memory, not the crawl
+            base = self._ex_base
+            self._ex_of = {u: i for u, i in self._ex_of.items() if i >= base}
 
     def _retrain(self) -> None:
         """Every ``every`` pages: rebuild the profile, replay recent examples, re-rank."""

@@ -824,6 +824,15 @@ class Learned(Frontier):
         self.stats["compactions"] += 1
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
+    def _spill(self) -> None:
+        """Spill, then reclaim the spilled links' feature rows by the retrain's rule: a crawl
+        may queue many times the limit between two retrains, and each spilled row is
+        garbage (~180 bytes) until a compaction.  Not while links wait to be scored (their
+        slot numbers are held outside the entries); a compaction only renumbers, in order."""
+        super()._spill()
+        if not self._pending and self.store.garbage > max(4096, self.store.live // 2):
+            self._compact()
+
     def pack_extra(self, entry: Entry) -> Any:
         """A spilled link keeps its feature row, not its text: exact (featurising again would
         see newer parent labels), smaller (306 B pickled against 370 B for the text with ~240

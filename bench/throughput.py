@@ -1,6 +1,7 @@
 """Pages per second: focuscrawl against a plain Scrapy spider, replaying the same repository.
 
-    .venv/bin/python bench/throughput.py [--pages 3000] [--rounds 2]
+    .venv/bin/python bench/throughput.py [--pages 3000] [--rounds 2] [--kinds plain,...]
+                                         [--profile DIR]
 
 Both crawl docweb's repository WARC (built by ``bench/harvest.py`` if missing) from every
 host's index page, with the same replay download handler, no politeness delay and no network,
@@ -23,7 +24,12 @@ spider's opening and closing (measured by this file's ``StatsDump`` extension in
 WARC's indexing at start-up is outside it); the table also gives the mean page size and the
 requests the spider produced per page, since the crawlers visit different pages.  Runs
 alternate between the crawlers for ``--rounds`` rounds; the table gives the median rate and
-focuscrawl's ratio to plain Scrapy.
+focuscrawl's ratio to plain Scrapy, and the crawl process's CPU milliseconds per response over
+the same span (a figure a loaded machine does not blur, as it does the rates).
+
+``--kinds`` runs only some of the crawlers; ``--profile DIR`` runs each under cProfile, keeps
+the profiles in DIR and prints, per run, CPU ms per page by function (own time and with
+callees): where a page's time goes.  The profiler slows every crawler by about half.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ ROOT = HERE.parent
 HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
             "https": "focuscrawl.replay.ReplayDownloadHandler"}
 TOPIC = "thread lock concurrency"
+KINDS = ("plain", "focuscrawl", "focuscrawl-learned", "focuscrawl-learned-any",
+         "focuscrawl-strict")
 
 
 class StatsDump:
@@ -59,6 +67,7 @@ class StatsDump:
         self.bytes = 0
         self.requests = 0  # every request the spider produced (before any de-duplication)
         self.t0 = 0.0
+        self.cpu0 = 0.0  # the process's CPU seconds at spider_opened (load does not blur them)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> StatsDump:
@@ -72,6 +81,7 @@ class StatsDump:
 
     def opened(self, spider: Any) -> None:
         self.t0 = time.perf_counter()
+        self.cpu0 = time.process_time()
 
     def response(self, response: Any, request: Any, spider: Any) -> None:
         self.responses += 1
@@ -82,9 +92,11 @@ class StatsDump:
 
     def closed(self, spider: Any, reason: str) -> None:
         seconds = time.perf_counter() - self.t0
+        cpu = time.process_time() - self.cpu0
         stats = self.crawler.stats.get_stats()
         with open(self.path, "w", encoding="utf-8") as f:
-            json.dump({"responses": self.responses, "seconds": seconds, "reason": reason,
+            json.dump({"responses": self.responses, "seconds": seconds, "cpu": cpu,
+                       "reason": reason,
                        "bytes": self.bytes, "requests": self.requests,
                        "items": stats.get("item_scraped_count", 0),
                        "replay_hits": stats.get("replay/hit", 0),
@@ -115,7 +127,9 @@ class PlainSpider(scrapy.Spider):
                 yield scrapy.Request(url)
 
 
-def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path) -> dict[str, Any]:
+def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
+        profile: Path | None = None) -> dict[str, Any]:
+    """One crawl of ``kind``; with ``profile`` (a file name) under cProfile, saved there."""
     stats_file = work / f"{kind}-{time.monotonic_ns()}.json"
     common = {"FOCUS_REPLAY": str(warc), "DOWNLOAD_HANDLERS": json.dumps(HANDLERS),
               "EXTENSIONS": json.dumps({"throughput.StatsDump": 1000}),
@@ -149,6 +163,8 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path) -> dict[s
                "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={pages}"]
     for k, v in settings.items():
         cmd += ["-s", f"{k}={v}"]
+    if profile is not None:
+        cmd[1:1] = ["-m", "cProfile", "-o", str(profile)]
     proc = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
     if proc.returncode != 0 or not stats_file.exists():
         raise RuntimeError(f"{kind} run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -157,20 +173,51 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path) -> dict[s
     return out
 
 
+def profile_table(path: Path, pages: int, top: int = 30) -> str:
+    """CPU ms per page by function in one profile: own time (tottime) and with callees
+    (cumtime), the functions with the most own time, and with the most time with callees
+    among the project's own (focuscrawl, the spiders): where a page's CPU time goes."""
+    import pstats
+
+    st = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+    rows = [(f"{Path(file).name}:{line}({name})", tt, ct, file)
+            for (file, line, name), (_cc, _nc, tt, ct, _callers) in st.items()]
+    total = sum(tt for _, tt, _, _ in rows)
+    out = [f"{path.name}: {1000 * total / pages:.2f} CPU ms/page profiled ({pages} responses)",
+           f"{'ms/page own':>11s} {'with callees':>12s}  function"]
+    own = sorted(rows, key=lambda r: -r[1])[:top]
+    ours = sorted((r for r in rows if "focuscrawl" in r[3] or "/spiders/" in r[3]),
+                  key=lambda r: -r[2])[:top]
+    for title, chosen in (("most own time", own), ("project functions, most time with "
+                                                   "callees", ours)):
+        out.append(f"-- {title}")
+        out += [f"{1000 * tt / pages:11.3f} {1000 * ct / pages:12.3f}  {name}"
+                for name, tt, ct, _ in chosen]
+    return "\n".join(out)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pages", type=int, default=3000, help="responses per run")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--kinds", default=",".join(KINDS),
+                   help=f"comma-separated crawlers to run (default all: {','.join(KINDS)})")
+    p.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                   help="run each crawl under cProfile, keep the profiles in DIR and print CPU "
+                        "ms per page by function (the profiler slows every crawler)")
     args = p.parse_args()
+    kinds = [k for k in args.kinds.split(",") if k]
+    if unknown := set(kinds) - set(KINDS):
+        p.error(f"unknown kinds: {', '.join(sorted(unknown))}")
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
 
     from harvest import data_dir, docweb_data, record_repository
 
     warc = data_dir() / "docweb.warc.gz"
     record_repository(warc, delay=0.01, force=False)
     hosts = json.loads((docweb_data() / "hosts.json").read_text("utf-8"))["hosts"]
-    kinds = ["plain", "focuscrawl", "focuscrawl-learned", "focuscrawl-learned-any",
-             "focuscrawl-strict"]
     results: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         work = Path(tmp)
@@ -179,15 +226,23 @@ def main() -> int:
                                    if v.get("index")) + "\n")
         for r in range(args.rounds):
             for kind in kinds:
-                res = run(kind, warc=warc, seeds=seeds, pages=args.pages, work=work)
+                prof = (args.profile / f"{kind}-r{r + 1}.prof" if args.profile is not None
+                        else None)
+                res = run(kind, warc=warc, seeds=seeds, pages=args.pages, work=work,
+                          profile=prof)
                 results[kind].append(res)
                 print(f"round {r + 1} {kind:18s} {res['responses']:6d} responses in "
-                      f"{res['seconds']:6.1f} s = {res['rate']:6.1f} /s", file=sys.stderr)
-    plain = statistics.median(x["rate"] for x in results["plain"])
+                      f"{res['seconds']:6.1f} s = {res['rate']:6.1f} /s, "
+                      f"{1000 * res['cpu'] / res['responses']:5.1f} CPU ms/page",
+                      file=sys.stderr)
+                if prof is not None:
+                    print(profile_table(prof, res["responses"]))
+    plain = (statistics.median(x["rate"] for x in results["plain"]) if results.get("plain")
+             else float("nan"))
     print(f"\nReplay throughput, docweb repository {warc}, {args.pages} responses per run, "
           f"median of {args.rounds} rounds (cpu: {os.cpu_count()} cores)")
     print(f"{'crawler':46s} {'responses':>9s} {'seconds':>8s} {'KB/page':>7s} "
-          f"{'links/page':>10s} {'pages/s':>8s} {'ratio':>6s}")
+          f"{'links/page':>10s} {'CPU ms/page':>11s} {'pages/s':>8s} {'ratio':>6s}")
     labels = {"plain": "plain Scrapy (default scheduler, no scoring)",
               "focuscrawl": "focuscrawl best-first (32 concurrent)",
               "focuscrawl-learned": "focuscrawl learned (32 concurrent)",
@@ -199,8 +254,11 @@ def main() -> int:
         secs = statistics.median(x["seconds"] for x in results[kind])
         kb = statistics.median(x["bytes"] / 1024 / x["responses"] for x in results[kind])
         links = statistics.median(x["requests"] / x["responses"] for x in results[kind])
-        print(f"{labels[kind]:46s} {resp:9.0f} {secs:8.1f} {kb:7.1f} {links:10.0f} {rate:8.1f} "
-              f"{rate / plain:6.2f}")
+        cpu = statistics.median(1000 * x["cpu"] / x["responses"] for x in results[kind])
+        print(f"{labels[kind]:46s} {resp:9.0f} {secs:8.1f} {kb:7.1f} {links:10.0f} "
+              f"{cpu:11.1f} {rate:8.1f} {rate / plain:6.2f}")
+    if not {"focuscrawl", "focuscrawl-learned", "focuscrawl-learned-any"} <= set(kinds):
+        return 0
     best = statistics.median(x["rate"] for x in results["focuscrawl"])
     learned = statistics.median(x["rate"] for x in results["focuscrawl-learned"])
     anyslack = statistics.median(x["rate"] for x in results["focuscrawl-learned-any"])

@@ -9,6 +9,7 @@ its meta.  The stats both schedulers keep about requests are counted here.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -37,6 +38,17 @@ def server_by(settings: BaseSettings) -> str:
     if by not in ("host", "ip"):
         raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {by!r}")
     return by
+
+
+@lru_cache(maxsize=1 << 15)
+def request_key(url: str) -> str | None:
+    """What :meth:`Records.url` makes of ``Request(url)``, without a Request per call: the
+    spider asks it of every outlink it may drop unbuilt (``KnownUrls``), and a site's links
+    recur on every page.  None if the request would have no key (or could not be built)."""
+    try:
+        return canonical(Request(url).url)
+    except ValueError:
+        return None
 
 
 class Records:

@@ -140,6 +140,8 @@ class FocusScheduler:
                                      counts=lambda: (self.pages, self._lease_seq))
                 self.pages, self._lease_seq = self.jobdir.load(self.frontier,
                                                                self.order_options)
+            # the spider drops the outlinks the order would ignore (a URL handed out)
+            self.services.known_urls.register(self.frontier.ignores)
         except (NotConfigured, StoreError) as e:
             # one line and a non-zero exit (focuscrawl.commands.crawl), not a traceback: the
             # crawl ends at once, every request it is given is dropped
@@ -159,6 +161,8 @@ class FocusScheduler:
 
     def close(self, reason: str) -> None:
         self.waker.cancel()
+        if self.services is not None and self.frontier is not None:
+            self.services.known_urls.register(None)
         self._update_stats()
         if self.store is not None and self.frontier is not None:
             assert self.jobdir is not None

@@ -4,7 +4,8 @@ The scheduler, the politeness, robots.txt and filter middlewares, the page-compl
 middleware and the feed storage work on a few common objects: the per-server politeness state
 (``HostPolicy``), each URL's server (``ServerKeys``: its host name or IP address), what each
 handed-out page still owes (``Completion``), the robots.txt rules already known, the
-irrelevant-directory statistics, and whether this crawl resumes a JOBDIR.
+irrelevant-directory statistics, whether this crawl resumes a JOBDIR, and which outlinks the
+crawl order would ignore (``KnownUrls``: the topic spider drops them before building a Request).
 One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
 settings.  Scrapy builds extensions before the engine builds the downloader, the spider
 middlewares and the scheduler, so every component finds it at construction through Scrapy's
@@ -20,13 +21,14 @@ which must not raise, refuses to start with the same one-line message instead.  
 (``focuscrawl.commands.crawl``) reports either as one line and exits with status 1.
 
 This module imports no middleware and no scheduler: the robots.txt middleware registers itself
-(:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`.
+(:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`, the scheduler its frontier's
+answer in :class:`KnownUrls`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import signals as focus_signals
@@ -52,6 +54,27 @@ class RobotsRules(Protocol):
     def disallows(self, url: str, parts: ParseResult) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown)."""
         ...
+
+
+def _ignores_none(url: str) -> bool:
+    return False
+
+
+class KnownUrls:
+    """Which outlinks the spider may drop before it builds a Request: those the crawl order
+    would ignore (``Frontier.ignores``: a URL already handed out, when the order keeps
+    nothing of a link to it).  Most outlinks of a crawl lead to pages fetched already, and a
+    Request through the spider middlewares, the engine and the scheduler cost more than the
+    rest of a link's way (bench/throughput.py).  The scheduler that owns the frontier
+    registers its answer when it opens; until then, and with any other scheduler, none."""
+
+    def __init__(self) -> None:
+        #: url (as the scheduler keys it) -> drop a link to it; read once per page
+        self.ignores: Callable[[str], bool] = _ignores_none
+
+    def register(self, ignores: Callable[[str], bool] | None) -> None:
+        """The scheduler's frontier answers from now on (None: nothing is ignored)."""
+        self.ignores = ignores or _ignores_none
 
 
 class MissingServices(RuntimeError):
@@ -88,6 +111,7 @@ class FocusServices:
         self._directories: DirectoryStats | None = None
         self._relevant_score = 0.0
         self._robots: RobotsRules | None = None
+        self._known: KnownUrls | None = None
         #: this crawl continues a JOBDIR's earlier run (set by the scheduler when it loads the
         #: JOBDIR; the feed storage then appends instead of overwriting)
         self.resumed = False
@@ -158,6 +182,13 @@ class FocusServices:
         if dirs.record(url, score >= self._relevant_score):
             self.crawler.stats.inc_value("focus/dirs/rejected")
             logger.info("Irrelevant directory, not fetched any more: %s", url.rsplit("/", 1)[0])
+
+    @property
+    def known_urls(self) -> KnownUrls:
+        """The outlinks the spider may drop unbuilt (the scheduler registers the answer)."""
+        if self._known is None:
+            self._known = KnownUrls()
+        return self._known
 
     @property
     def robots(self) -> RobotsRules | None:

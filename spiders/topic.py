@@ -30,8 +30,10 @@ from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.items import PageItem
 from focuscrawl.meta import LINK, ORDER
+from focuscrawl.records import request_key
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
+from focuscrawl.services import FocusServices, KnownUrls
 from focuscrawl.signals import START_ERROR_STAT
 
 logger = logging.getLogger(__name__)
@@ -70,6 +72,9 @@ class TopicSpider(scrapy.Spider):
         self.pages = 0
         self.relevant = 0
         self.learning = False  # the crawl order learns from page digests (set in _configure)
+        # the outlinks the crawl order would ignore, dropped before a Request is built (the
+        # crawl's FocusServices part, found at start: extensions are built after the spider)
+        self.known_urls: KnownUrls | None = None
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -123,6 +128,8 @@ class TopicSpider(scrapy.Spider):
             self.crawler.stats.set_value(START_ERROR_STAT, self.argument_error)
             raise CloseSpider("bad_arguments")
         assert self.args is not None and self.topic is not None
+        services = self.crawler.get_extension(FocusServices)
+        self.known_urls = services.known_urls if services is not None else None
         for url in self.args.seeds:
             if not self._allowed(url):
                 logger.warning("seed %s is outside allowed_domains; skipped", url)
@@ -206,6 +213,8 @@ class TopicSpider(scrapy.Spider):
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
         )
+        ignores = self.known_urls.ignores if self.known_urls is not None else None
+        known = 0
         for link in page.links:
             if link.nofollow:
                 stats.inc_value("focus/links/nofollow")
@@ -218,6 +227,11 @@ class TopicSpider(scrapy.Spider):
             if not self._allowed(target):
                 stats.inc_value("focus/links/offsite")
                 continue
+            if ignores is not None:
+                key = request_key(target)
+                if key is not None and ignores(key):
+                    known += 1
+                    continue
             yield scrapy.Request(
                 target,
                 meta={
@@ -233,3 +247,5 @@ class TopicSpider(scrapy.Spider):
                     }
                 },
             )
+        if known:  # once per page: a StatsCollector call per link costs more than the check
+            stats.inc_value("focus/links/known", known)

@@ -68,10 +68,11 @@ def hidden_web(seed: int = 1) -> dict[str, tuple[str, str, list[tuple[str, str]]
 
 
 def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None,
-                  in_flight_at=None):
+                  in_flight_at=None, drop_ignored=False):
     """Fetch from the frontier, report each page as the spider does, add its links.  At
     ``snapshot_at`` pages, go on from a restored snapshot; at ``in_flight_at``, stop with a URL
-    handed out and put it back, as a JOBDIR resume does."""
+    handed out and put it back, as a JOBDIR resume does; ``drop_ignored``: a link the
+    frontier ignores is never added, as the topic spider drops it."""
     topic = Topic(TOPIC)
     for s in seeds:
         frontier.add(Link(s, host=host(s), keyword=topic.mentions(s)))
@@ -101,6 +102,8 @@ def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None
         digest = PageDigest.from_counts(Counter(tokens), topic.hits(tokens))
         frontier.crawled(entry.url, scored.score, scored.hot, digest)
         for url, anchor in links:
+            if drop_ignored and frontier.ignores(url):
+                continue
             frontier.add(Link(url, host=host(url), anchor=anchor, parent=entry.url,
                               parent_score=scored.score, parent_hot=scored.hot,
                               depth=entry.depth + 1, context=f"{title} {anchor}",
@@ -123,6 +126,35 @@ def fetches_to_find(order: list[str], targets: set[str], n: int) -> int:
 
 def learned(**kw) -> Learned:
     return make_frontier("learned", keywords=TOPIC, learn_every=5, **kw)  # type: ignore
+
+
+@pytest.mark.parametrize("name, options", [
+    ("breadth-first", {}), ("cho", {}), ("cho-distance", {}), ("best-first", {}),
+    ("best-n-first", {"n": 4, "seed": 3}), ("distiller", {}), ("learned", {}),
+    ("learned", {"examples": True}), ("learned", {"max_buffer": 40}),
+])
+def test_a_link_the_order_ignores_changes_nothing(name, options):
+    """The topic spider drops a link to a URL the frontier ignores before building a Request:
+    the crawl order and the frontier's state, its duplicate count aside, stay the same."""
+    def make():
+        return make_frontier(name, keywords=TOPIC, learn_every=5, **options)
+
+    def state(frontier):
+        snap = frontier.snapshot()
+        snap["stats"] = {k: v for k, v in snap["stats"].items() if k != "duplicates"}
+        return pickle.dumps(snap)
+
+    web = hidden_web(1)
+    whole, dropping = make(), make()
+    order = virtual_crawl(whole, web, ["http://portal.test/"], limit=150)
+    assert virtual_crawl(dropping, web, ["http://portal.test/"], limit=150,
+                         drop_ignored=True) == order
+    assert state(dropping) == state(whole)
+    ignored = sum(dropping.ignores(u) for _, _, links in web.values() for u, _ in links)
+    if name in ("cho", "cho-distance", "distiller") or options.get("examples"):
+        assert ignored == 0  # the link graph, or link nearness, keeps every link
+    else:
+        assert ignored > 0
 
 
 # -- the strategy ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest_twisted
 from scrapy.http import HtmlResponse, Request
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.services import KnownUrls
 from spiders.topic import TopicSpider
 
 from .conftest import crawl, project_settings
@@ -179,6 +180,45 @@ def test_outlink_requests_carry_what_the_scheduler_needs():
     assert meta["anchor"] == "more"
     assert meta["keyword"] is True  # "regex" is in the URL
     assert requests[0].meta["focus"]["keyword"] is False
+
+
+def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
+    """A link to a URL the scheduler's frontier ignores (``KnownUrls``) yields nothing; the
+    page's count of them goes to ``focus/links/known`` once."""
+    spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
+    spider.settings = project_settings()
+    values: dict = {}
+
+    class FakeCrawler:
+        class stats:  # noqa: N801 - a minimal stats collector
+            @staticmethod
+            def inc_value(key, count=1, start=0):
+                values[key] = values.get(key, start) + count
+
+            @staticmethod
+            def set_value(key, value):
+                values[key] = value
+
+        class signals:  # noqa: N801
+            @staticmethod
+            def send_catch_log(*args, **kwargs):
+                return []
+
+    spider.crawler = FakeCrawler
+    spider._configure()
+    spider.known_urls = KnownUrls()
+    asked: list[str] = []
+    spider.known_urls.register(lambda url: asked.append(url) or url.endswith("/index.html"))
+    body = PAGES["a.test"]["/regex.html"].body
+    response = HtmlResponse("http://a.test/regex.html", body=body.encode(), encoding="utf-8",
+                            headers={"Content-Type": "text/html"},
+                            request=Request("http://a.test/regex.html"))
+    requests = list(spider.parse(response))[1:]
+    assert [r.url for r in requests] == ["http://b.test/deep/regex-more.html"]
+    assert asked == ["http://a.test/index.html", "http://b.test/deep/regex-more.html"]
+    assert values["focus/links/known"] == 1
+    spider.known_urls.register(None)  # the scheduler closed: every link is built again
+    assert len(list(spider.parse(response))) == 3
 
 
 @pytest.mark.parametrize("args, message", [

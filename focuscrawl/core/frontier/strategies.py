@@ -104,6 +104,14 @@ class Frontier:
         return (url in self.entries or url in self.done
                 or self.spilled is not None and url in self.spilled.urls)
 
+    def ignores(self, url: str) -> bool:
+        """True if :meth:`add` of a link to ``url`` from a page this frontier scored already
+        (the spider announces a page's score before its links) would change nothing but the
+        duplicate count: the URL was handed out and this order keeps nothing of a link to it
+        (no link graph).  A caller may then drop the link before building anything for it:
+        most outlinks of a crawl lead to pages already fetched."""
+        return self.graph is None and url in self.done
+
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
         known = self._known(link)

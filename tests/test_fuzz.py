@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urljoin
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse, TextResponse
 from scrapy.utils.test import get_crawler
 
-from focuscrawl.core.extract import ExtractedPage, extract
+from focuscrawl.core.extract import ExtractedPage, _Joiner, extract
 from focuscrawl.core.urls import canonical
 from focuscrawl.scheduler import FocusScheduler
 from spiders.topic import TopicSpider
@@ -102,6 +103,30 @@ def test_extract_never_raises(html: str, url: str) -> None:
     page = extract(html, url)
     assert isinstance(page, ExtractedPage)
     assert all(isinstance(link.url, str) for link in page.links)
+
+
+BASES = st.one_of(PAGE_URLS, st.sampled_from([
+    "http://a.test/d/p.html?q=1#top", "https://a.test?x", "http://a.test/d/#", "http://a.test/a b",
+    "http://[::1", "mailto:x@a.test"]), URLS)
+HREFS = st.one_of(URLS, PATHS, st.builds(lambda t: "#" + t, st.text(max_size=20)),
+                  st.sampled_from(["#", "##", "#a#b", "#\t", "#x\x01", "#é", "#/../x"]))
+
+
+@FUZZ
+@given(BASES, st.lists(HREFS, min_size=1, max_size=5))
+def test_the_link_joiner_answers_as_urljoin(base: str, hrefs: list[str]) -> None:
+    """The cached and fragment shortcuts of ``_Joiner`` give urljoin's answer, errors too."""
+    join = _Joiner(base)
+    for href in [h for h in hrefs if h]:
+        try:
+            expected: str | type = urljoin(base, href)
+        except ValueError:
+            expected = ValueError
+        try:
+            got: str | type = join(href)
+        except ValueError:
+            got = ValueError
+        assert got == expected, (base, href)
 
 
 def test_extract_regression_invalid_base() -> None:

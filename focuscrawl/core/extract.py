@@ -183,6 +183,9 @@ def _context(parts: list[str], ends: list[int], first: int, end: int) -> str:
 _JOINED: dict[tuple[str, str], str] = {}
 _JOINED_MAX = 1 << 16
 _NOT_IN_CACHED = frozenset("\t\r\n\\")  # urlsplit removes the first three anywhere
+# a fragment with any C0 control or space is joined by urljoin itself (urlsplit removes tab,
+# CR and LF anywhere, and Python versions differ on stripping the others at the ends)
+_NOT_IN_FRAGMENT = frozenset(chr(c) for c in range(33))
 
 
 class _Joiner:
@@ -192,8 +195,11 @@ class _Joiner:
     a fifth of the extraction.  The answer is kept under what urljoin reads of the base for
     that kind of href: a path relative to the directory (``x.html``, ``../y/``) depends only on
     the base's scheme, host and directory; an absolute path (``/x``) on its scheme and host; a
-    URL with ``http(s)://`` and a host only on the base's scheme.  Any other href (``?q``,
-    ``#f``, ``//host``, other schemes, control characters) is joined each time.
+    URL with ``http(s)://`` and a host only on the base's scheme.  A fragment (``#f``, a
+    quarter of a docweb page's hrefs) is the base up to its own fragment, then the href:
+    urljoin keeps the base's path and query and replaces only the fragment, which it does not
+    parse, so the part before it is found once per page (by urljoin).  Any other href (``?q``,
+    ``//host``, other schemes, control characters) is joined each time.
     """
 
     def __init__(self, base: str) -> None:
@@ -211,9 +217,17 @@ class _Joiner:
         self.origin = f"{parts.scheme}://{parts.netloc}"
         # "" and "/" resolve alike: urljoin keeps the directory "" of an empty path as "/"
         self.directory = self.origin + path[: path.rfind("/") + 1]
+        self._before_fragment: str | None = None  # urljoin(base, "#f") less "#f", when known
 
     def __call__(self, href: str) -> str:
         """urljoin(self.base, href); ValueError as urljoin raises it."""
+        if (href[0] == "#" and len(href) > 1 and self.scheme
+                and _NOT_IN_FRAGMENT.isdisjoint(href)):
+            if self._before_fragment is None:
+                probe = urljoin(self.base, "#f")
+                self._before_fragment = probe[:-2] if probe.endswith("#f") else ""
+            if self._before_fragment:
+                return self._before_fragment + href
         key = self._key(href)
         if key is None:
             return urljoin(self.base, href)

@@ -229,7 +229,7 @@ class TopicSpider(scrapy.Spider):
                 continue
             if ignores is not None:
                 key = request_key(target)
-                if key is not None and ignores(key):
+                if key is not None and ignores(key, scored.score):
                     known += 1
                     continue
             yield scrapy.Request(

@@ -78,13 +78,13 @@ def test_every_component_gets_the_same_parts_through_the_extension(tmp_path):
 def test_the_scheduler_tells_the_spider_which_links_its_order_ignores():
     crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "FOCUS_STRATEGY": "best-first"})
     known = FocusServices.of(crawler).known_urls
-    assert not known.ignores("http://a.test/")  # no scheduler yet: nothing is ignored
+    assert not known.ignores("http://a.test/", 1.0)  # no scheduler yet: nothing is ignored
     sched = open_scheduler(crawler)
     try:
         assert known.ignores == sched.frontier.ignores
     finally:
         sched.close("finished")
-    assert not known.ignores("http://a.test/")
+    assert not known.ignores("http://a.test/", 1.0)
 
 
 def test_a_resumed_jobdir_is_told_through_the_extension(tmp_path):

@@ -208,7 +208,8 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     spider._configure()
     spider.known_urls = KnownUrls()
     asked: list[str] = []
-    spider.known_urls.register(lambda url: asked.append(url) or url.endswith("/index.html"))
+    spider.known_urls.register(
+        lambda url, score: asked.append(url) or url.endswith("/index.html") and score > 0)
     body = PAGES["a.test"]["/regex.html"].body
     response = HtmlResponse("http://a.test/regex.html", body=body.encode(), encoding="utf-8",
                             headers={"Content-Type": "text/html"},

@@ -343,10 +343,11 @@ class Learned(Frontier):
         self._pending.append((entry, -1))
         return True
 
-    def ignores(self, url: str) -> bool:
-        """As the other orders, unless link nearness is on: it keeps every link's place among
-        its parent's links, those to pages fetched included."""
-        return not self.window and super().ignores(url)
+    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+        """A URL handed out, as the other orders (a queued one counts its in-links), unless
+        link nearness is on: it keeps every link's place among its parent's links, those to
+        pages fetched included."""
+        return not self.window and super().ignores(url, parent_score)
 
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""

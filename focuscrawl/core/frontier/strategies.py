@@ -104,13 +104,30 @@ class Frontier:
         return (url in self.entries or url in self.done
                 or self.spilled is not None and url in self.spilled.urls)
 
-    def ignores(self, url: str) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
         """True if :meth:`add` of a link to ``url`` from a page this frontier scored already
-        (the spider announces a page's score before its links) would change nothing but the
-        duplicate count: the URL was handed out and this order keeps nothing of a link to it
-        (no link graph).  A caller may then drop the link before building anything for it:
-        most outlinks of a crawl lead to pages already fetched."""
+        (the spider announces a page's score before its links), scored ``parent_score``,
+        would change nothing but the duplicate count, now or at any later time in the crawl:
+        the URL was handed out and this order keeps nothing of a link to it (no link graph).
+        A caller may then drop the link before building anything for it: most outlinks of a
+        crawl lead to pages already fetched."""
         return self.graph is None and url in self.done
+
+    def _ignores_queued(self, url: str, parent_score: float) -> bool:
+        """:meth:`ignores` for a URL not handed out, in an order whose :meth:`improve` uses
+        only the parent's score: queued in memory and not improved by the link, unless
+        MAX_BUFFER may evict it before the link is added (the link would queue it again).
+        Moved to disk meanwhile (FOCUS_FRONTIER_MEMORY), it ignores links there and comes
+        back with the same score."""
+        if self.max_buffer:
+            return False
+        entry = self.entries.get(url)
+        return entry is not None and not self.improves(entry, parent_score)
+
+    def improves(self, entry: Entry, parent_score: float) -> bool:
+        """Whether a link from a page scored ``parent_score`` could improve queued ``entry``
+        (:meth:`improve`; an entry's priority only rises, so a False stays False)."""
+        return True
 
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
@@ -459,6 +476,13 @@ class BreadthFirst(Frontier):
 
     name = "breadth-first"
 
+    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+        """Also any link to a URL queued: FIFO, the first link stands."""
+        return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)
+
+    def improves(self, entry: Entry, parent_score: float) -> bool:
+        return False
+
     def admit(self, link: Link) -> bool:
         if self.max_buffer and len(self.entries) >= self.max_buffer:
             self.stats["dropped_full"] += 1
@@ -571,8 +595,16 @@ class BestNFirst(Frontier):
     def value(self, entry: Entry) -> float | None:
         return entry.score if self.n == 1 else None  # a batch is drawn in random order
 
+    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+        """Also a link to a URL queued from a page scored no better than it is (on
+        rediscovered URLs: the best parent's score stands)."""
+        return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)
+
+    def improves(self, entry: Entry, parent_score: float) -> bool:
+        return entry.queued and parent_score > entry.score
+
     def improve(self, entry: Entry, link: Link) -> bool:
-        if entry.queued and link.parent_score > entry.score:
+        if self.improves(entry, link.parent_score):
             self._rescore(entry, link.parent_score)
             return True
         return False

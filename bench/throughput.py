@@ -65,7 +65,7 @@ class StatsDump:
         self.path = path
         self.responses = 0
         self.bytes = 0
-        self.requests = 0  # every request the spider produced (before any de-duplication)
+        self.requests = 0  # every request the spider produced (before the scheduler's checks)
         self.t0 = 0.0
         self.cpu0 = 0.0  # the process's CPU seconds at spider_opened (load does not blur them)
 
@@ -264,9 +264,10 @@ def main() -> int:
     anyslack = statistics.median(x["rate"] for x in results["focuscrawl-learned-any"])
     print(f"learned / best-first pages/s: {learned / best:.2f} (default slack 0.5: it may wait "
           f"for a busy server); with FOCUS_SLACK=1.0 as best-first: {anyslack / best:.2f}")
-    print("links/page: requests the spider produced per response (before de-duplication); the "
-          "crawlers fetch different pages in different orders, so KB/page and links/page tell "
-          "how comparable their work was.")
+    print("links/page: requests the spider produced per response (before the scheduler's "
+          "de-duplication; focuscrawl's spider makes none for a link its crawl order ignores, "
+          "stat focus/links/known); the crawlers fetch different pages in different orders, so "
+          "KB/page tells how comparable their work was.")
     return 0
 
 

@@ -36,7 +36,10 @@ URL_STOP = frozenset(
     "http https www html htm shtml php asp aspx jsp cgi index default org com net edu gov io en"
     " doc docs".split()
 )
-_CACHE_LIMIT = 200_000
+# tokens cached per namespace (and a quarter as many contexts), cleared when full: a site's
+# vocabulary fits, and a crawl of many hosts, whose URLs bring new tokens all the time, no
+# longer holds up to ~100 MB of them (five namespaces of 200,000 before; estimated)
+_CACHE_LIMIT = 1 << 16
 #: rows per chunk of FeatureStore.dot (its temporaries: ~40 bytes a feature)
 DOT_CHUNK = 65_536
 

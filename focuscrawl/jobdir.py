@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 
+from . import options
 from . import signals as focus_signals
 from .completion import lease_of
 from .core.frontier import Entry, Frontier, Link
@@ -297,6 +298,7 @@ class Jobdir:
             # under the bound)
             saved.setdefault("rerank_max", self.order_options.get("rerank_max"))
             saved.setdefault("rerank_batch", self.order_options.get("rerank_batch"))
+            self._keep_old_memory_default(saved)
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]
@@ -305,6 +307,20 @@ class Jobdir:
         self.open = {lease: _Lease(Entry.from_fields(t), counted, order)
                      for lease, t, counted, order in state["open"]}
         self.orders = dict(state["orders"])
+
+    def _keep_old_memory_default(self, saved: dict[str, Any]) -> None:
+        """A crawl started under FOCUS_FRONTIER_MEMORY's previous default resumes under it when
+        this run leaves the setting at today's default (its journal replays only under the
+        limit it spilled at): an upgrade does not strand a crawl."""
+        now = self.order_options.get("frontier_memory")
+        before = options.FRONTIER_MEMORY_BEFORE
+        if saved.get("frontier_memory") != before or now != options.FRONTIER_MEMORY:
+            return
+        assert self.frontier is not None
+        self.frontier.set_memory_limit(before)
+        self.order_options["frontier_memory"] = before
+        logger.info("JOBDIR %s: this crawl started under FOCUS_FRONTIER_MEMORY=%d (the default "
+                    "then) and resumes under it", self.path, before)
 
     def _check_order_options(self, saved: dict[str, Any]) -> None:
         """A resumed crawl keeps its crawl order: name the first option that differs."""

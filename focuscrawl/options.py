@@ -15,7 +15,9 @@ from .core.frontier import DEFAULT_STRATEGY
 from .core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
-FRONTIER_MEMORY = 2_000_000
+FRONTIER_MEMORY = 500_000
+#: ... and its default before: a JOBDIR crawl started under that default resumes under it
+FRONTIER_MEMORY_BEFORE = 2_000_000
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -82,7 +82,7 @@ FOCUS_SLACK = None  # politeness vs focus: while the best URL waits on a busy se
 FOCUS_STRICT_ORDER = False  # hand out a URL only once every fetched page's outlinks are queued:
 #                             the papers' sequential crawler (deterministic with
 #                             CONCURRENT_REQUESTS=1, as replayed evaluations use); slower
-FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit).  Past it the
+FOCUS_FRONTIER_MEMORY = 500_000  # URLs queued in memory at most (0: no limit).  Past it the
 #   lowest-priority quarter of the in-memory queue goes to disk (JOBDIR/focus_state.sqlite, or
 #   an SQLite temporary file in $SQLITE_TMPDIR, $TMPDIR or /var/tmp, deleted even by kill -9)
 #   in batches of 1/8 of the limit, and the best spilled batch comes back when fewer than half
@@ -91,14 +91,16 @@ FOCUS_FRONTIER_MEMORY = 2_000_000  # URLs queued in memory at most (0: no limit)
 #   (re-ranks and better links to it do not reach it; it counts as a duplicate), and batches
 #   come back by the best priority they left with; back in memory a URL is keyed again (the
 #   learned order re-scores it).  Below the limit every order is exactly as without it.
-#   Measured (bench/frontier.py --memory rss): a URL queued in memory costs 295 bytes
-#   (best-first, 10M URLs; 424 before the flat heap items) and 565 for the learned order (its
-#   feature row; 2M URLs of the bench, no anchor or context text; ~1,000 with them), URL and
-#   anchor strings not counted, so 2,000,000 holds ~0.6-0.9 GB for the seed orders and ~2 GB
-#   for the learned one with real link text: a laptop's share; lower it on a small machine.
+#   Measured (bench/frontier.py --memory rss --own-strings, URL strings counted): with
+#   --spill 500000, 10,000,000 URLs queued take 52 bytes each in all for best-first (500 MB;
+#   ~330 a URL in memory, the rest on disk); the learned order (its feature rows) with 2,000,000
+#   URLs and --spill 100000 127 bytes each (254 MB), ~1.1 GB at 10M and 500,000 in memory by
+#   the same costs: 10M queued URLs fit 1.5 GB with the crawler's own ~100 MB.  The default
+#   was 2,000,000 (~3 GB in memory for the learned order with real link text).
 #   A URL on disk keeps 11-16 bytes in memory (its fingerprint, so that a link to it is
 #   known).  Part of the crawl order: a JOBDIR crawl resumes only with the value it started
-#   with.  FocusPriorityQueue
+#   with (one started under the old default, 2,000,000, resumes under it when this is left
+#   at the default).  FocusPriorityQueue
 #   (focuscrawl's order inside Scrapy's own scheduler) never spills
 
 # -- The learned order (focuscrawl.core.frontier.learned, focuscrawl.core.learning) --------------

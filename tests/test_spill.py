@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from focuscrawl import options
 from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.core.frontier.spill import TempSpill
 from focuscrawl.core.frontier.stores import SQLiteStore
@@ -252,4 +253,26 @@ def test_a_jobdir_from_before_the_examples_option_resumes(tmp_path):
     again.close("shutdown")
     other = scheduler_for(job, "best-first", FOCUS_EXAMPLES=True)
     assert other.error is not None and "examples=False" in other.error
+    other.close("shutdown")
+
+
+def test_a_crawl_started_under_the_old_default_resumes_under_it(tmp_path, monkeypatch):
+    """FOCUS_FRONTIER_MEMORY's default changed (2,000,000 -> 500,000 URLs): a JOBDIR crawl
+    started under the old default resumes under it when the setting is left at today's,
+    and another explicit value is still refused (here the defaults are scaled down)."""
+    job = tmp_path / "job"
+    monkeypatch.setattr(options, "FRONTIER_MEMORY_BEFORE", 12)
+    sched = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=12)  # the default then
+    drive(sched, random.Random(2), 200)
+    assert sched.frontier.stats["spills"] > 0
+    sched.close("shutdown")
+    monkeypatch.setattr(options, "FRONTIER_MEMORY", 20)
+    again = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=20)  # today's default
+    assert again.error is None and again.resumed
+    assert again.frontier.spilled.limit == 12 and len(again.frontier.spilled) > 0
+    assert again.order_options["frontier_memory"] == 12
+    drive(again, random.Random(3), 50)  # and goes on spilling at its own limit
+    again.close("shutdown")
+    other = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=30)
+    assert other.error is not None and "frontier_memory=12" in other.error
     other.close("shutdown")

@@ -110,15 +110,19 @@ class Spilled:
                  "store")
 
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.keep = int(limit * SPILL_TO)
-        self.batch = max(1, int(limit * BATCH_SHARE))
-        self.low = max(1, int(limit * LOW_WATER))  # 0 would never reload: a stalled crawl
+        self.set_limit(limit)
         self.index: list[tuple[Key, int, int]] = []
         self.urls = FingerprintSet()
         self.next = 0  # number of the next batch
         self.disk_bytes = 0  # pickled bytes of the batches on disk
         self.store: SpillStore | None = None  # made at the first spill unless attached
+
+    def set_limit(self, limit: int) -> None:
+        """URLs queued in memory at most (a resumed crawl's, before anything spills)."""
+        self.limit = limit
+        self.keep = int(limit * SPILL_TO)
+        self.batch = max(1, int(limit * BATCH_SHARE))
+        self.low = max(1, int(limit * LOW_WATER))  # 0 would never reload: a stalled crawl
 
     def __len__(self) -> int:
         return len(self.urls)

@@ -262,6 +262,14 @@ class Frontier:
         while spilled.index and len(self.queues) < spilled.low:
             self._reload()
 
+    def set_memory_limit(self, limit: int) -> None:
+        """A new ``frontier_memory`` (> 0, and one was set), before a restore: a resumed crawl
+        keeps the limit it started with, whatever today's default."""
+        if self.spilled is None or limit <= 0 or self.stats["spills"] or len(self.spilled):
+            raise ValueError("the memory limit changes only from one limit to another, "
+                             "before anything spilled")
+        self.spilled.set_limit(limit)
+
     def attach_spill(self, store: SpillStore) -> None:
         """Keep spilled batches in ``store`` (the JOBDIR's database) instead of a temporary
         file; before any spill or restore."""

@@ -140,21 +140,20 @@ def test_focus_line_says_share_harvest_and_eta():
         "120 pages, 51 relevant (harvest 0.42), 37 hot, 0 queued, servers 3 busy of 9")
 
 
-def test_outlink_requests_carry_what_the_scheduler_needs():
+def configured_spider(values: dict) -> TopicSpider:
+    """A topic spider for "regex", configured without a crawl: its stats go to ``values``."""
     spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
     spider.settings = project_settings()
 
     class FakeCrawler:
         class stats:  # noqa: N801 - a minimal stats collector
-            values: dict = {}
+            @staticmethod
+            def inc_value(key, count=1, start=0):
+                values[key] = values.get(key, start) + count
 
-            @classmethod
-            def inc_value(cls, key, count=1, start=0):
-                cls.values[key] = cls.values.get(key, start) + count
-
-            @classmethod
-            def set_value(cls, key, value):
-                cls.values[key] = value
+            @staticmethod
+            def set_value(key, value):
+                values[key] = value
 
         class signals:  # noqa: N801
             @staticmethod
@@ -163,6 +162,11 @@ def test_outlink_requests_carry_what_the_scheduler_needs():
 
     spider.crawler = FakeCrawler
     spider._configure()
+    return spider
+
+
+def test_outlink_requests_carry_what_the_scheduler_needs():
+    spider = configured_spider({})
     body = PAGES["a.test"]["/regex.html"].body
     request = Request("http://a.test/regex.html", meta={"depth": 1, "focus_order": 7, "focus": {
         "anchor": "Regular expressions", "parent": "http://a.test/index.html"}})
@@ -185,27 +189,8 @@ def test_outlink_requests_carry_what_the_scheduler_needs():
 def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     """A link to a URL the scheduler's frontier ignores (``KnownUrls``) yields nothing; the
     page's count of them goes to ``focus/links/known`` once."""
-    spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
-    spider.settings = project_settings()
     values: dict = {}
-
-    class FakeCrawler:
-        class stats:  # noqa: N801 - a minimal stats collector
-            @staticmethod
-            def inc_value(key, count=1, start=0):
-                values[key] = values.get(key, start) + count
-
-            @staticmethod
-            def set_value(key, value):
-                values[key] = value
-
-        class signals:  # noqa: N801
-            @staticmethod
-            def send_catch_log(*args, **kwargs):
-                return []
-
-    spider.crawler = FakeCrawler
-    spider._configure()
+    spider = configured_spider(values)
     spider.known_urls = KnownUrls()
     asked: list[str] = []
     spider.known_urls.register(

@@ -141,7 +141,8 @@ class FocusScheduler:
                 self.pages, self._lease_seq = self.jobdir.load(self.frontier,
                                                                self.order_options)
             # the spider drops the outlinks the order would ignore (a URL handed out)
-            self.services.known_urls.register(self.frontier.ignores)
+            self.services.known_urls.register(
+                self.frontier.ignores if self.frontier.may_ignore() else None)
         except (NotConfigured, StoreError) as e:
             # one line and a non-zero exit (focuscrawl.commands.crawl), not a traceback: the
             # crawl ends at once, every request it is given is dropped

@@ -78,6 +78,13 @@ class KnownUrls:
         """The scheduler's frontier answers from now on (None: nothing is ignored)."""
         self.ignores = ignores or _ignores_none
 
+    @property
+    def active(self) -> bool:
+        """Whether asking can drop a link: not with nothing registered (another scheduler,
+        a distributed crawl, an order that keeps every link), where the spider skips the
+        question and its per-link key."""
+        return self.ignores is not _ignores_none
+
 
 class MissingServices(RuntimeError):
     """A focuscrawl component was built in a crawl without the FocusServices extension."""

@@ -213,7 +213,8 @@ class TopicSpider(scrapy.Spider):
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
         )
-        ignores = self.known_urls.ignores if self.known_urls is not None else None
+        known_urls = self.known_urls
+        ignores = known_urls.ignores if known_urls is not None and known_urls.active else None
         known = 0
         for link in page.links:
             if link.nofollow:

@@ -79,12 +79,25 @@ def test_the_scheduler_tells_the_spider_which_links_its_order_ignores():
     crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "FOCUS_STRATEGY": "best-first"})
     known = FocusServices.of(crawler).known_urls
     assert not known.ignores("http://a.test/", 1.0)  # no scheduler yet: nothing is ignored
+    assert not known.active
     sched = open_scheduler(crawler)
     try:
-        assert known.ignores == sched.frontier.ignores
+        assert known.ignores == sched.frontier.ignores and known.active
     finally:
         sched.close("finished")
-    assert not known.ignores("http://a.test/", 1.0)
+    assert not known.ignores("http://a.test/", 1.0) and not known.active
+
+
+@pytest.mark.parametrize("strategy", ["cho-distance", "distiller"])
+def test_an_order_that_keeps_every_link_registers_nothing(strategy):
+    """The spider then asks nothing per link (the order's link graph needs every one)."""
+    crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "FOCUS_STRATEGY": strategy})
+    known = FocusServices.of(crawler).known_urls
+    sched = open_scheduler(crawler)
+    try:
+        assert not sched.frontier.may_ignore() and not known.active
+    finally:
+        sched.close("finished")
 
 
 def test_a_resumed_jobdir_is_told_through_the_extension(tmp_path):

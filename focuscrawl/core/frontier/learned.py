@@ -349,6 +349,9 @@ class Learned(Frontier):
         pages fetched included."""
         return not self.window and super().ignores(url, parent_score)
 
+    def may_ignore(self) -> bool:
+        return not self.window and super().may_ignore()
+
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""
         slot = entry.extra

@@ -113,6 +113,10 @@ class Frontier:
         crawl lead to pages already fetched."""
         return self.graph is None and url in self.done
 
+    def may_ignore(self) -> bool:
+        """Whether :meth:`ignores` can ever be True (else a caller need not ask it per link)."""
+        return self.graph is None
+
     def _ignores_queued(self, url: str, parent_score: float) -> bool:
         """:meth:`ignores` for a URL not handed out, in an order whose :meth:`improve` uses
         only the parent's score: queued in memory and not improved by the link, unless

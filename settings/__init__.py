@@ -95,8 +95,9 @@ FOCUS_FRONTIER_MEMORY = 500_000  # URLs queued in memory at most (0: no limit). 
 #   --spill 500000, 10,000,000 URLs queued take 52 bytes each in all for best-first (500 MB;
 #   ~330 a URL in memory, the rest on disk); the learned order (its feature rows) with 2,000,000
 #   URLs and --spill 100000 127 bytes each (254 MB), ~1.1 GB at 10M and 500,000 in memory by
-#   the same costs: 10M queued URLs fit 1.5 GB with the crawler's own ~100 MB.  The default
-#   was 2,000,000 (~3 GB in memory for the learned order with real link text).
+#   the same costs (extrapolated): a queue of 10M URLs fits 1.5 GB with the crawler's own
+#   ~100 MB; what a crawl keeps per page fetched comes on top.  The default was 2,000,000
+#   (~3 GB in memory for the learned order with real link text).
 #   A URL on disk keeps 11-16 bytes in memory (its fingerprint, so that a link to it is
 #   known).  Part of the crawl order: a JOBDIR crawl resumes only with the value it started
 #   with (one started under the old default, 2,000,000, resumes under it when this is left

@@ -258,25 +258,39 @@ def seen_set_bytes(done: Any) -> int:
     return sys.getsizeof(done) + sum(sys.getsizeof(u) for u in done)
 
 
-class ScaleSampler:
-    """Extension: a JSON line every BENCH_SCALE_EVERY seconds with pages, RSS and frontier."""
+class _OpenClose:
+    """An extension called when the spider opens and closes (its ``opened``/``closed``)."""
 
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
-        self.path = crawler.settings.get("BENCH_SCALE_SAMPLES")
-        self.every = crawler.settings.getfloat("BENCH_SCALE_EVERY", 5.0)
-        self.t0 = 0.0
-        self.loop: Any = None
-        self.file: Any = None
+        self.loop: Any = None  # a LoopingCall, stopped on close
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> ScaleSampler:
+    def from_crawler(cls, crawler: Any) -> Any:
         from scrapy import signals
 
         ext = cls(crawler)
         crawler.signals.connect(ext.opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.closed, signal=signals.spider_closed)
         return ext
+
+    def opened(self, spider: Any) -> None:
+        raise NotImplementedError
+
+    def closed(self, spider: Any, reason: str) -> None:
+        if self.loop is not None and self.loop.running:
+            self.loop.stop()
+
+
+class ScaleSampler(_OpenClose):
+    """Extension: a JSON line every BENCH_SCALE_EVERY seconds with pages, RSS and frontier."""
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        self.path = crawler.settings.get("BENCH_SCALE_SAMPLES")
+        self.every = crawler.settings.getfloat("BENCH_SCALE_EVERY", 5.0)
+        self.t0 = 0.0
+        self.file: Any = None
 
     def opened(self, spider: Any) -> None:
         from twisted.internet import task
@@ -304,8 +318,7 @@ class ScaleSampler:
         self.file.flush()
 
     def closed(self, spider: Any, reason: str) -> None:
-        if self.loop is not None and self.loop.running:
-            self.loop.stop()
+        super().closed(spider, reason)
         self.sample(final=True)
         self.file.close()
 
@@ -412,7 +425,7 @@ def census(crawler: Any) -> dict[str, tuple[int, int]]:
     return out
 
 
-class TraceSampler:
+class TraceSampler(_OpenClose):
     """Extension (``--trace N``): a tracemalloc snapshot dumped at N, 2N, 3N... pages
     (BENCH_TRACE_PAGES) to BENCH_TRACE_DIR/pages-<n>.snap, so that what grows per page can be
     found by allocation site (``bench/memdiff.py``) rather than guessed from the RSS.  Tracing
@@ -422,22 +435,12 @@ class TraceSampler:
     structures at each point (points.jsonl)."""
 
     def __init__(self, crawler: Any) -> None:
-        self.crawler = crawler
+        super().__init__(crawler)
         self.every = crawler.settings.getint("BENCH_TRACE_PAGES", 0)
         self.dir = Path(crawler.settings.get("BENCH_TRACE_DIR", "."))
         self.frames = crawler.settings.getint("BENCH_TRACE_FRAMES", 8)
         self.start = crawler.settings.getint("BENCH_TRACE_FROM", 0)
         self.next = self.every
-        self.loop: Any = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> TraceSampler:
-        from scrapy import signals
-
-        ext = cls(crawler)
-        crawler.signals.connect(ext.opened, signal=signals.spider_opened)
-        crawler.signals.connect(ext.closed, signal=signals.spider_closed)
-        return ext
 
     def opened(self, spider: Any) -> None:
         import tracemalloc
@@ -479,10 +482,6 @@ class TraceSampler:
             f.write(json.dumps(row) + "\n")
         while self.next <= pages:
             self.next += self.every
-
-    def closed(self, spider: Any, reason: str) -> None:
-        if self.loop is not None and self.loop.running:
-            self.loop.stop()
 
 
 def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -> list[str]:

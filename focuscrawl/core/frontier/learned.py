@@ -343,13 +343,10 @@ class Learned(Frontier):
         self._pending.append((entry, -1))
         return True
 
-    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
-        """A URL handed out, as the other orders (a queued one counts its in-links), unless
-        link nearness is on: it keeps every link's place among its parent's links, those to
-        pages fetched included."""
-        return not self.window and super().ignores(url, parent_score)
-
     def may_ignore(self) -> bool:
+        """A link to a URL handed out, as the other orders (one to a URL queued counts as an
+        in-link), unless link nearness is on: it keeps every link's place among its parent's
+        links, those to pages fetched included."""
         return not self.window and super().may_ignore()
 
     def improve(self, entry: Entry, link: Link) -> bool:
@@ -752,8 +749,7 @@ class Learned(Frontier):
         recent = list(range(max(0, len(self._ex_slot) - 4 * self.every), len(self._ex_slot)))
         for start in range(0, len(recent), 32):
             self._train(recent[start:start + 32])
-        if self.store.garbage > max(4096, self.store.live // 2):
-            self._compact()
+        self._compact_if_worth()
         self.rerank()
         self.stats["retrains"] += 1
 
@@ -821,6 +817,11 @@ class Learned(Frontier):
             heapq.heapify(self._worst)
         self.stats["partial_reranks"] += 1
 
+    def _compact_if_worth(self) -> None:
+        """Compact once freed rows may outnumber half the live ones (amortised O(1) a row)."""
+        if self.store.garbage > max(4096, self.store.live // 2):
+            self._compact()
+
     def _compact(self) -> None:
         mapping = self.store.compact()
         self._queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
@@ -839,8 +840,8 @@ class Learned(Frontier):
         garbage (~180 bytes) until a compaction.  Not while links wait to be scored (their
         slot numbers are held outside the entries); a compaction only renumbers, in order."""
         super()._spill()
-        if not self._pending and self.store.garbage > max(4096, self.store.live // 2):
-            self._compact()
+        if not self._pending:
+            self._compact_if_worth()
 
     def pack_extra(self, entry: Entry) -> Any:
         """A spilled link keeps its feature row, not its text: exact (featurising again would

@@ -111,10 +111,11 @@ class Frontier:
         the URL was handed out and this order keeps nothing of a link to it (no link graph).
         A caller may then drop the link before building anything for it: most outlinks of a
         crawl lead to pages already fetched."""
-        return self.graph is None and url in self.done
+        return url in self.done and self.may_ignore()
 
     def may_ignore(self) -> bool:
-        """Whether :meth:`ignores` can ever be True (else a caller need not ask it per link)."""
+        """Whether :meth:`ignores` can ever be True (else a caller need not ask it per link):
+        not with a link graph, which keeps every link."""
         return self.graph is None
 
     def _ignores_queued(self, url: str, parent_score: float) -> bool:

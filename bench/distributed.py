@@ -13,8 +13,14 @@ last request) and its speed-up over one worker, and whether the union of fetched
 whole site.  The ceiling is politeness: hosts / max(delay, latency) pages/s.  From Redis
 (``INFO commandstats``, reset before each crawl): the script calls the workers made per page
 fetched -- every worker call is one script (EVALSHA), so this is the Redis round trips per page --
-and the Redis memory the crawl left per URL it knows (``used_memory`` growth / URLs seen).  Last,
-the Redis frontier alone: adds and leases per second from one client (each is one Lua script
+and the Redis memory the crawl left per URL it knows (``used_memory`` growth / URLs seen).  CPU
+per page fetched, figures that the machine's load blurs less than the rates: the workers'
+(``/proc/<pid>/stat`` sampled every 50 ms, between the crawl's first and last request, so
+start-up and shut-down are left out) and Redis's (``INFO cpu``, the whole run).  ``--by-script``
+also counts the calls per page of each script (a ``MONITOR`` connection: it slows Redis, so
+its rates are not comparable); ``--profile DIR`` runs every worker under cProfile and prints
+CPU ms per page by function of each (CPU time, not wall-clock; the profiler slows the workers).
+Last, the Redis frontier alone: adds and leases per second from one client (each is one Lua script
 call), adds in calls of 20 links (``add_many``, a page's outlinks), and the Redis memory per
 queued URL.
 """
@@ -22,12 +28,15 @@ queued URL.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import random
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import redis
@@ -61,6 +70,72 @@ def build_site(hosts: int, pages: int, seed: int = 7) -> dict[str, dict[str, Pag
     return site
 
 
+#: ``python -c`` this scrapy: a worker under cProfile timed by CPU, not wall-clock time (a
+#: wall-clock profile counts the waits for Redis's answers and for the network as the worker's)
+PROFILED = ("import cProfile, runpy, sys, time; p = cProfile.Profile(time.process_time); "
+            "sys.argv = sys.argv[1:]\n"
+            "try: p.runcall(runpy.run_module, 'scrapy', run_name='__main__', alter_sys=True)\n"
+            "finally: p.dump_stats({path!r})")
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class CpuSampler(threading.Thread):
+    """Every 50 ms, each process's CPU seconds (user + system, from ``/proc``), timestamped."""
+
+    def __init__(self, pids: list[int]) -> None:
+        super().__init__(daemon=True)
+        self.pids = pids
+        self.samples: dict[int, list[tuple[float, float]]] = {pid: [] for pid in pids}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            now = time.time()
+            for pid in self.pids:
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                self.samples[pid].append((now, (int(fields[11]) + int(fields[12])) / TICKS))
+            self.stop.wait(0.05)
+
+    def between(self, t0: float, t1: float) -> float:
+        """CPU seconds all the processes spent from ``t0`` to ``t1`` (last sample before each)."""
+        total = 0.0
+        for samples in self.samples.values():
+            before = [c for t, c in samples if t <= t0] or [0.0]
+            upto = [c for t, c in samples if t <= t1] or [0.0]
+            total += upto[-1] - before[-1]
+        return total
+
+
+class ScriptCounter(threading.Thread):
+    """Counts EVALSHA calls by script name: ``redis-cli monitor`` in a subprocess."""
+
+    def __init__(self, redis_url: str) -> None:
+        super().__init__(daemon=True)
+        from focuscrawl.distributed import scripts
+
+        self.names = {hashlib.sha1(text.encode()).hexdigest(): name
+                      for name, text in vars(scripts).items()
+                      if name.isupper() and isinstance(text, str)}
+        self.counts: Counter[str] = Counter()
+        self.proc = subprocess.Popen(["redis-cli", "-u", redis_url, "monitor"],
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            parts = line.split('"')
+            if len(parts) > 3 and parts[1].upper() == "EVALSHA":
+                self.counts[self.names.get(parts[3], parts[3][:8])] += 1
+
+    def close(self) -> None:
+        time.sleep(0.5)  # the last lines
+        self.proc.terminate()
+        self.join()
+
+
 def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.Namespace,
         logdir: Path) -> dict:
     """One crawl by ``n`` workers (n=0: the single-process crawler); its figures."""
@@ -73,24 +148,44 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
     rclient = redis.Redis.from_url(redis_url)
     rclient.config_resetstat()
     memory0 = rclient.info("memory")["used_memory"]
+    cpu = rclient.info("cpu")
+    redis_cpu0 = cpu["used_cpu_user"] + cpu["used_cpu_sys"]
+    counter = None
+    if args.by_script and n:
+        counter = ScriptCounter(redis_url)
+        counter.start()
+        time.sleep(0.5)  # monitoring before the first call
     procs = []
     t0 = time.monotonic()
     for w in range(max(1, n)):
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=regex pattern",
-               "-a", f"seeds={seeds}", "-a", "strategy=breadth-first",
-               "-a", f"max_pages={args.hosts * args.pages * 2}",
+        profile = ["-c", PROFILED.format(path=str(args.profile / f"{key}-{w}.prof"))
+                   ] if args.profile is not None else ["-m"]
+        cmd = [sys.executable, *profile, "scrapy", "crawl", "topic",
+               "-a", "keywords=regex pattern", "-a", f"seeds={seeds}",
+               "-a", "strategy=breadth-first", "-a", f"max_pages={args.hosts * args.pages * 2}",
                "-s", f"FOCUS_DELAY={args.delay}", "-s", "FOCUS_DEFAULT_FEED=",
                "-s", f"CONCURRENT_REQUESTS={args.concurrent_requests}",
                "-s", f"REDIS_URL={redis_url}", "-s", f"FOCUS_REDIS_KEY={key}",
                "-s", "LOG_LEVEL=INFO", "-s", f"LOG_FILE={logdir / f'{key}-{w}.log'}"]
+        for setting in args.set:
+            cmd += ["-s", setting]
         procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL))
+    sampler = CpuSampler([p.pid for p in procs])
+    sampler.start()
     codes = [p.wait() for p in procs]
     wall = time.monotonic() - t0
+    sampler.stop.set()
+    sampler.join()
     rows = [r for r in server.read_log()[before:] if r["path"] != "/robots.txt"]
     urls = [f"{r['host']}{r['path']}" for r in rows]
     starts = sorted(r["time_epoch"] for r in rows)
     crawl = starts[-1] - starts[0] if len(starts) > 1 else float("nan")
+    if counter is not None:
+        counter.close()
     cmds = rclient.info("commandstats")
+    cpu = rclient.info("cpu")
+    redis_cpu = cpu["used_cpu_user"] + cpu["used_cpu_sys"] - redis_cpu0
+    worker_cpu = sampler.between(starts[0], starts[-1]) if len(starts) > 1 else float("nan")
     scripts = sum(cmds.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval"))
     known = rclient.scard(key + "done") if n else 0
     memory = rclient.info("memory")["used_memory"] - memory0
@@ -99,6 +194,10 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
         "twice": len(urls) - len(set(urls)), "wall": wall, "crawl": crawl,
         "rate": len(rows) / crawl, "urls": set(urls),
         "calls": scripts / max(1, len(rows)) if n else float("nan"),
+        "by_script": {name: c / max(1, len(rows)) for name, c in counter.counts.most_common()}
+        if counter is not None else {},
+        "worker_ms": 1000 * worker_cpu / max(1, len(rows)),
+        "redis_ms": 1000 * redis_cpu / max(1, len(rows)),
         "bytes_per_url": memory / known if known else float("nan"),
         "max_inflight": max(rep["max_inflight"]
                             for rep in analyze(server.read_log()[before:]).values()),
@@ -151,6 +250,13 @@ def main() -> int:
     ap.add_argument("--delay", type=float, default=0.15, help="FOCUS_DELAY (s)")
     ap.add_argument("--concurrent-requests", type=int, default=8, help="per worker")
     ap.add_argument("--no-single", action="store_true", help="skip the single-process crawl")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for every crawler (repeatable)")
+    ap.add_argument("--by-script", action="store_true",
+                    help="count each script's calls per page (MONITOR: slows Redis)")
+    ap.add_argument("--profile", type=Path, default=None, metavar="DIR",
+                    help="run every worker under cProfile, keep the profiles in DIR and print "
+                         "CPU ms per page by function (the profiler slows the workers)")
     ap.add_argument("--ops", type=int, default=20000,
                     help="links for the frontier-only measure (0: skip)")
     args = ap.parse_args()
@@ -163,6 +269,8 @@ def main() -> int:
           f"server; CONCURRENT_REQUESTS {args.concurrent_requests} per worker; "
           f"{os.cpu_count()} CPUs; politeness ceiling ~{ceiling:.0f} pages/s")
     logdir = Path(tempfile.mkdtemp(prefix="bench-distributed-"))
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
     results = []
     with RedisServer() as redis_server, ServerProcess(
             pages=site, config={"defaults": {"delay_ms": args.latency_ms}}) as server:
@@ -173,18 +281,29 @@ def main() -> int:
     base = next((r["rate"] for r in results if r["workers"] == 1), None)
     print(f"\n{'workers':>14} {'pages':>6} {'twice':>6} {'wall s':>7} {'crawl s':>8} "
           f"{'pages/s':>8} {'vs 1':>6} {'max/host':>8} {'calls/page':>10} {'B/URL':>6}"
-          f"  union = site")
+          f" {'cpu ms/page':>11} {'redis ms':>8}  union = site")
     for r in results:
         label = "single-process" if r["workers"] == 0 else str(r["workers"])
         rel = f"{r['rate'] / base:.2f}x" if base else "-"
         ok = "yes" if r["urls"] == everything and r["codes"] == [0] * len(r["codes"]) else "NO"
         print(f"{label:>14} {r['pages']:>6} {r['twice']:>6} {r['wall']:>7.1f} {r['crawl']:>8.1f} "
               f"{r['rate']:>8.1f} {rel:>6} {r['max_inflight']:>8} {r['calls']:>10.1f} "
-              f"{r['bytes_per_url']:>6.0f}  {ok}")
+              f"{r['bytes_per_url']:>6.0f} {r['worker_ms']:>11.2f} {r['redis_ms']:>8.2f}  {ok}")
+        if r["by_script"]:
+            print(" " * 15 + "calls/page by script: " + ", ".join(
+                f"{name} {c:.2f}" for name, c in r["by_script"].items()))
     for name, (adds, pops, per_url, many) in ops.items():
         print(f"Redis frontier alone, {name}: {adds:,.0f} adds/s ({many:,.0f} in calls of 20), "
               f"{pops:,.0f} leases/s (pop + downloaded + settle, one worker, {args.ops} links); "
               f"{per_url:,.0f} B of Redis memory per queued URL")
+    if args.profile is not None:
+        from bench.throughput import profile_table
+
+        for r in results:
+            for w in range(max(1, r["workers"])):
+                prof = args.profile / f"bench{r['workers']}:-{w}.prof"
+                print(f"\n{r['workers']} worker(s), worker {w}: CPU ms per page of the crawl")
+                print(profile_table(prof, r["pages"], top=25))
     print(f"\nworker logs: {logdir}")
     return 0 if all(r["urls"] == everything for r in results) else 1
 

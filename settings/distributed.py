@@ -60,6 +60,9 @@ FOCUS_REDIS_BLOOM_ERROR = 0.001  # ... and this false-positive rate
 FOCUS_REDIS_BATCH = 200  # a page's score and outlinks go to Redis in one script call, at most
 #                          this many links a call (a bigger call holds Redis longer for every
 #                          worker); 1: one call per link
+FOCUS_REDIS_KNOWN = 100_000  # URLs a worker remembers as handed out or linked to (about 160 B
+#                             each), so its spider drops a link Redis would ignore without
+#                             sending it (as the single process does); 0: every link goes to Redis
 FOCUS_REDIS_START_LOG = 0  # >0: keep each server's last this many request starts in Redis
 #                            (starts:<host>: time, worker): an audit of cluster-wide politeness
 

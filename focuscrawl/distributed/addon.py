@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REDIS_BLOOM_CAPACITY": 0,
     "FOCUS_REDIS_BLOOM_ERROR": 0.001,
     "FOCUS_REDIS_BATCH": 200,
+    "FOCUS_REDIS_KNOWN": 100_000,
     "FOCUS_REDIS_START_LOG": 0,
     "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
 }

@@ -42,6 +42,8 @@ from scrapy_redis.connection import get_redis_from_settings
 from ..services import FocusServices
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
+from .known import DEFAULT_LIMIT as DEFAULT_KNOWN
+from .known import KnownLinks
 from .outlinks import DEFAULT_LIMIT, Outlinks
 from .robotscache import RedisRobotsCache
 
@@ -206,6 +208,7 @@ class Worker:
     robots: RedisRobotsCache
     link: RedisLink
     outlinks: Outlinks  # what the scheduler has not written yet (one script call per page)
+    known: KnownLinks  # the URLs a link to which Redis would ignore (the spider drops it)
 
 
 def worker_id() -> str:
@@ -248,7 +251,8 @@ def connect(settings: BaseSettings, spider_name: str) -> Worker:
     frontier = RedisFrontier(client, prefix, wid)
     outlinks = Outlinks(frontier, link, settings.getint("FOCUS_REDIS_BATCH", DEFAULT_LIMIT))
     return Worker(client, prefix, wid, frontier, RedisHosts(client, prefix, wid),
-                  RedisRobotsCache(client, prefix, wid), link, outlinks)
+                  RedisRobotsCache(client, prefix, wid), link, outlinks,
+                  KnownLinks(settings.getint("FOCUS_REDIS_KNOWN", DEFAULT_KNOWN)))
 
 
 class RedisServices(FocusServices):

@@ -14,6 +14,9 @@ the life of a worker in a cluster:
   written in one script call when its output is done (``pagemw.PageOutputMiddleware``), and
   always before a lease is settled, a URL handed out, pending work reported or the worker
   closed (``FOCUS_REDIS_BATCH``);
+* **links Redis would ignore** are dropped by the spider unbuilt, as in the single process: the
+  worker registers what it knows (``known.KnownLinks``: URLs it was handed or sent a link to)
+  in ``FocusServices.known_urls``;
 * **heartbeats**: every ``FOCUS_REDIS_WORKER_TTL / 4`` seconds the worker renews its alive key
   and reaps dead workers;
 * **waking up**: another worker may free a server or queue URLs at any time, so every
@@ -59,6 +62,8 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
+    from .known import KnownLinks
+
 logger = logging.getLogger(__name__)
 
 #: finish reasons of a worker stopped by Redis: the crawl's keys vanished; Redis stayed away
@@ -82,11 +87,13 @@ class RedisFocusScheduler:
         self.frontier = None
         self.link: RedisLink | None = None
         self.outlinks: Outlinks | None = None
+        self.known: KnownLinks | None = None
         if self.services is not None:
             self.worker = self.services.redis_worker
             self.frontier = self.worker.frontier  # type: ignore[assignment]
             self.link = self.worker.link
             self.outlinks = self.worker.outlinks
+            self.known = self.worker.known
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.stopped: str | None = None  # stopped by Redis: CRAWL_LOST or REDIS_UNAVAILABLE
         self.spider: Spider | None = None
@@ -146,10 +153,12 @@ class RedisFocusScheduler:
             return
         for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)
-        assert self.services is not None
+        assert self.services is not None and self.known is not None
         self.records = Records(self.stats, self.services.servers, spider,
                                learns=getattr(self.frontier, "learns", False))
         self.max_pages = self.frontier.max_pages
+        # the spider drops the outlinks Redis would ignore (those this worker knows of)
+        self.services.known_urls.register(self.known.configure(self.frontier.config))
         try:
             self.frontier.heartbeat(self.ttl)
             self.frontier.reap()
@@ -184,6 +193,8 @@ class RedisFocusScheduler:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         self.waker.cancel()
+        if self.services is not None:
+            self.services.known_urls.register(None)
         if self.error is not None or self.link.lost is not None:
             self._flush_records()
             return
@@ -239,14 +250,16 @@ class RedisFocusScheduler:
         source = meta.get(FROM)  # the lease of the page that yielded it (PageOutputMiddleware)
         for key in TRANSIENT:
             meta.pop(key, None)
-        records = self.records
-        assert records is not None
+        records, known = self.records, self.known
+        assert records is not None and known is not None
         try:
             url = records.url(request)
             if url is None:
                 return False
             # kept, and written with the rest of its page; counted (records.queued) then
-            self.outlinks.add(records.link(request, url), then=records.queued)
+            link = records.link(request, url)
+            self.outlinks.add(link, then=records.queued)
+            known.linked(url, link.parent_score)
             return self.link.lost is None
         finally:
             self.outlinks.arrived(source)  # the page's last one: its outlinks are written
@@ -267,7 +280,8 @@ class RedisFocusScheduler:
                 self.waker.at(now + self.frontier.wait, now)
             return None
         lease, entry = got
-        assert self.records is not None
+        assert self.records is not None and self.known is not None
+        self.known.handed_out(entry.url)
         request = self.records.request(entry, lease)
         self._requests[lease] = request
         return request
@@ -387,6 +401,8 @@ class RedisFocusScheduler:
     def _beat(self) -> None:
         self._next_beat = time.monotonic() + self.ttl / 4
         if not self.link.call(self.frontier.heartbeat, self.ttl):
+            assert self.known is not None
+            self.known.clear()  # its leases went back to the frontier: what it knew is stale
             self.stats.inc_value("focus/cluster/declared_dead")
             logger.warning("this worker's heartbeat key had expired (frozen, or Redis away, past "
                            "FOCUS_REDIS_WORKER_TTL): URLs reaped meanwhile went to other workers")

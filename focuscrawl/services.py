@@ -81,8 +81,8 @@ class KnownUrls:
     @property
     def active(self) -> bool:
         """Whether asking can drop a link: not with nothing registered (another scheduler,
-        a distributed crawl, an order that keeps every link), where the spider skips the
-        question and its per-link key."""
+        an order that keeps every link), where the spider skips the question and its
+        per-link key."""
         return self.ignores is not _ignores_none
 
 

@@ -5,8 +5,9 @@
 page_scored = object()
 
 #: Sent by the politeness middleware when a request handed out by the scheduler ends:
-#: ``request``, ``status`` (None when no response came back), ``spider``.  The scheduler frees
-#: the request's share of the MAX_PAGES budget and counts the page.
+#: ``request``, ``status`` (None when no response came back), ``spider``; from the distributed
+#: one also ``slot`` (``distributed.hosts.SlotEnd``: the Redis scheduler frees it in the same
+#: call).  The scheduler frees the request's share of the MAX_PAGES budget and counts the page.
 request_finished = object()
 
 #: The stat a component sets (to its one-line message) when the crawl cannot start; the crawl

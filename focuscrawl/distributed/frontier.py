@@ -34,6 +34,7 @@ from redis import Redis
 
 from ..core.frontier import Entry, Link
 from . import scripts
+from .hosts import SlotEnd
 
 #: strategies the Redis frontier implements (the distiller's periodic HITS is not a Lua job)
 STRATEGIES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-first")
@@ -218,9 +219,13 @@ class RedisFrontier:
         )
         return int(lease), entry
 
-    def downloaded(self, lease: int, counted: bool) -> int:
-        """The lease's download ended: its page number if ``counted``, 0 if not, -1 if lost."""
-        return int(self._run("DOWNLOADED", self.worker, lease, int(counted)))
+    def downloaded(self, lease: int, counted: bool, slot: SlotEnd | None = None) -> int:
+        """The lease's download ended: its page number if ``counted``, 0 if not, -1 if lost.
+
+        ``slot``: the request's server slot, freed first in the same script call (as
+        ``RedisHosts.finish``)."""
+        extra = slot.args() if slot is not None else []
+        return int(self._run("DOWNLOADED", self.worker, lease, int(counted), *extra))
 
     def settle(self, leases: Iterable[int]) -> int:
         """This worker is done with these leases (their outlinks are queued)."""

@@ -21,6 +21,8 @@ times from Redis's clock.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from redis import Redis
 
 from . import scripts
@@ -29,6 +31,24 @@ from . import scripts
 class LeaseLost(Exception):
     """A leased request may not start: its lease is no longer this worker's (the worker froze
     past its heartbeat TTL and the others requeued the URL)."""
+
+
+@dataclass(slots=True)
+class SlotEnd:
+    """A request's server slot to free when its download ends (HOST_FINISH's arguments).
+
+    The end of a leased download also counts its page (``RedisFrontier.downloaded``): whoever
+    sends that call takes the slot with it (:attr:`taken`), one round trip instead of two."""
+
+    host: str
+    token: str
+    elapsed: float | None  # seconds; None if the request never started
+    timed_out: bool = False
+    taken: bool = False
+
+    def args(self) -> list[str | int]:
+        return [self.host, self.token, round((self.elapsed or 0.0) * 1000),
+                int(self.timed_out), int(self.elapsed is not None)]
 
 
 class RedisHosts:
@@ -59,9 +79,11 @@ class RedisHosts:
     def finish(self, host: str, token: str, elapsed: float | None, *,
                timed_out: bool = False) -> None:
         """Free the slot; ``elapsed`` (None if the request never started) feeds the slow rule."""
-        self._finish(args=[self.prefix, self.worker, host, token,
-                           round((elapsed or 0.0) * 1000), int(timed_out),
-                           int(elapsed is not None)])
+        self.end(SlotEnd(host, token, elapsed, timed_out))
+
+    def end(self, slot: SlotEnd) -> None:
+        """:meth:`finish` a :class:`SlotEnd`."""
+        self._finish(args=[self.prefix, self.worker, *slot.args()])
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._delay(args=[self.prefix, host, round(seconds * 1000)])

@@ -9,7 +9,9 @@ A leased request uses the slot the frontier reserved for it (token ``L<lease>``)
 (robots.txt) take one here.  Slots of a worker that dies stop counting when its heartbeat key
 expires (an active one ``DOWNLOAD_TIMEOUT`` after its start).  robots.txt's Crawl-delay, which
 ``RobotsTxtMiddleware`` gives this worker's HostPolicy, is passed on to the cluster (the largest
-any worker saw applies).
+any worker saw applies).  The end of a leased request's download frees its slot in the
+scheduler's call that counts the page (``request_finished`` carries the ``SlotEnd``): one round
+trip, not two.
 
 A leased request whose lease is no longer this worker's (it froze past its heartbeat TTL and the
 others requeued the URL) is dropped (``IgnoreRequest``): before its download starts, or, for a
@@ -22,7 +24,6 @@ dropped.
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import time
 from typing import TYPE_CHECKING
@@ -33,7 +34,7 @@ from .. import signals as focus_signals
 from ..meta import FINISHED, LEASE, LEASE_LOST, STARTED, TOKEN
 from ..middlewares.politeness import PolitenessMiddleware
 from .connection import CrawlLost, RedisServices, Unavailable
-from .hosts import LeaseLost
+from .hosts import LeaseLost, SlotEnd
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -97,18 +98,18 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
         token = meta.pop(TOKEN, None)
         started = meta.pop(STARTED, None)
         lease = meta.get(LEASE)
-        finish = None
+        slot = None
         if token is not None and started is not None:
-            finish = functools.partial(self.hosts.finish, server, token,
-                                       time.monotonic() - started, timed_out=timed_out)
+            slot = SlotEnd(server, token, time.monotonic() - started, timed_out)
         elif lease is not None:  # dropped before it started: free the frontier's reservation
-            finish = functools.partial(self.hosts.finish, server, f"L{lease}", None)
-        if finish is not None:
-            self.link.write(finish)  # the slot must be freed: kept while Redis is away
+            slot = SlotEnd(server, f"L{lease}", None)
         if lease is not None:
+            # the scheduler counts the page and frees the slot in one call (it takes the slot)
             self.crawler.signals.send_catch_log(
-                focus_signals.request_finished, request=request, status=status,
+                focus_signals.request_finished, request=request, status=status, slot=slot,
             )
+        if slot is not None and not slot.taken:
+            self.link.write(self.hosts.end, slot)  # the slot must be freed: kept while away
 
     def process_response(self, request: Request, response: Response) -> Response:
         response = super().process_response(request, response)

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
+    from .hosts import SlotEnd
     from .known import KnownLinks
 
 logger = logging.getLogger(__name__)
@@ -294,8 +295,10 @@ class RedisFocusScheduler:
             if self._scored % 20 == 0:
                 self._update_stats()
 
-    def _request_finished(self, request: Request, status: int | None, **kwargs: Any) -> None:
-        """The download of a leased request ended: count the page, or free its budget."""
+    def _request_finished(self, request: Request, status: int | None,
+                          slot: SlotEnd | None = None, **kwargs: Any) -> None:
+        """The download of a leased request ended: count the page, or free its budget; and
+        free its server ``slot`` in the same call (taken: the middleware sends nothing)."""
         lease = request.meta.get(LEASE)
         if lease is None or lease not in self._requests or lease in self._downloaded:
             return
@@ -314,7 +317,9 @@ class RedisFocusScheduler:
                 request.meta[LEASE_LOST] = True
 
         # kept while Redis is down: the page is counted when it is back (and has no order)
-        number = self.link.write(self.frontier.downloaded, lease, counted, then=done)
+        number = self.link.write(self.frontier.downloaded, lease, counted, slot, then=done)
+        if slot is not None:
+            slot.taken = True
         if number is not None and number > 0:
             request.meta[ORDER] = number
         self._downloaded.add(lease)

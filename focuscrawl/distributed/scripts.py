@@ -2,7 +2,8 @@
 
 Each script is ``PRELUDE`` + ``CHECK`` + a body (INIT has no ``CHECK``: it writes ``cfg``;
 ADD and ADD_MANY share ``ADD_LINK``, ADD's body as a Lua function, so a page's outlinks in one
-call are queued exactly as one call each would).
+call are queued exactly as one call each would; HOST_FINISH and DOWNLOADED share
+``FINISH_SLOT``, so a leased download's end frees its slot and counts its page in one call).
 ``ARGV[1]`` is the crawl's key prefix ``P`` (keys are derived from it inside the scripts, so
 this needs a single Redis server, not Redis Cluster); the crawl's configuration is read from
 ``P..'cfg'`` so every worker decides with the same rules, and a script that finds it gone
@@ -680,13 +681,47 @@ redis.call('HSET', P .. 'hs:' .. v[1], 'L' .. lease, wid .. '|p')
 return {lease, url, v[1], v[2], v[3], v[4] or '', v[5] or '', v[6] or ''}
 """
 
-#: ARGV: P, worker, lease, counted.  The download ended: the reservation becomes a fetched
-#: page (counted towards MAX_PAGES, returns its number) or, for a redirect or an error, frees
-#: its share of the budget (returns 0).  -1 for a lease this worker no longer holds.  Told
-#: again (the reply was lost with the connection, and the worker's RedisLink sends it again):
-#: the same answer, nothing counted twice.
-DOWNLOADED = PRELUDE + CHECK + r"""
+#: The body of HOST_FINISH, shared with DOWNLOADED (a leased request's download end frees its
+#: slot in the same call): free the slot; a started fetch slower than FOCUS_SLOW_SECONDS (or
+#: timed out) marks the server slow.  Returns 1 if the fetch had started, else 0.
+FINISH_SLOT = r"""
+local function finish_slot(host, token, elapsed_ms, timed_out, started)
+  redis.call('HDEL', P .. 'hs:' .. host, token)
+  if started ~= '1' then return 0 end
+  local elapsed = tonumber(elapsed_ms)
+  local hk = P .. 'h:' .. host
+  local slow = redis.call('HGET', hk, 'slow') == '1'
+  if timed_out == '1' or elapsed > tonumber(CFG.slow_ms or '5000') then
+    slow = true
+    redis.call('HSET', hk, 'slow', '1', 'conc', '1')
+  end
+  if slow then
+    local sd = math.min(tonumber(CFG.max_delay_ms or '30000'),
+                        tonumber(CFG.slow_factor or '2') * elapsed)
+    redis.call('HSET', hk, 'sd', sd)
+    redis.call('HSET', hk, 'next', math.max(hnum(host, 'next', 0), now() + current_delay(host)))
+  end
+  return 1
+end
+"""
+
+#: ARGV: P, worker, host, token, elapsed_ms, timed_out ('1'/'0'), started ('1'/'0').  Free the
+#: slot; a started fetch slower than FOCUS_SLOW_SECONDS (or timed out) marks the server slow:
+#: one connection, and a wait of slow_factor x response time after each fetch (Heritrix).
+HOST_FINISH = PRELUDE + CHECK + FINISH_SLOT + r"""
+return finish_slot(ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+"""
+
+#: ARGV: P, worker, lease, counted[, host, token, elapsed_ms, timed_out, started].  The download
+#: ended: the reservation becomes a fetched page (counted towards MAX_PAGES, returns its number)
+#: or, for a redirect or an error, frees its share of the budget (returns 0).  -1 for a lease
+#: this worker no longer holds.  With HOST_FINISH's arguments, the request's server slot is
+#: freed first (one round trip for a download's end, not two).  Told again (the reply was lost
+#: with the connection, and the worker's RedisLink sends it again): the same answer, nothing
+#: counted twice.
+DOWNLOADED = PRELUDE + CHECK + FINISH_SLOT + r"""
 touch(ARGV[2])
+if #ARGV >= 9 then finish_slot(ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]) end
 local lk = P .. 'l:' .. ARGV[3]
 local v = redis.call('HMGET', lk, 'w', 'st', 'n')
 if (not v[1]) or v[1] ~= ARGV[2] then return -1 end
@@ -805,29 +840,6 @@ if keep > 0 then
 end
 if not mine then redis.call('HINCRBY', hk, 'unleased', 1) end
 return 0
-"""
-
-#: ARGV: P, worker, host, token, elapsed_ms, timed_out ('1'/'0'), started ('1'/'0').  Free the
-#: slot; a started fetch slower than FOCUS_SLOW_SECONDS (or timed out) marks the server slow:
-#: one connection, and a wait of slow_factor x response time after each fetch (Heritrix).
-HOST_FINISH = PRELUDE + CHECK + r"""
-local host = ARGV[3]
-redis.call('HDEL', P .. 'hs:' .. host, ARGV[4])
-if ARGV[7] ~= '1' then return 0 end
-local elapsed = tonumber(ARGV[5])
-local hk = P .. 'h:' .. host
-local slow = redis.call('HGET', hk, 'slow') == '1'
-if ARGV[6] == '1' or elapsed > tonumber(CFG.slow_ms or '5000') then
-  slow = true
-  redis.call('HSET', hk, 'slow', '1', 'conc', '1')
-end
-if slow then
-  local sd = math.min(tonumber(CFG.max_delay_ms or '30000'),
-                      tonumber(CFG.slow_factor or '2') * elapsed)
-  redis.call('HSET', hk, 'sd', sd)
-  redis.call('HSET', hk, 'next', math.max(hnum(host, 'next', 0), now() + current_delay(host)))
-end
-return 1
 """
 
 #: ARGV: P, host, crawl_delay_ms.  robots.txt's Crawl-delay for the whole cluster.

@@ -16,13 +16,14 @@ fetched -- every worker call is one script (EVALSHA), so this is the Redis round
 and the Redis memory the crawl left per URL it knows (``used_memory`` growth / URLs seen).  CPU
 per page fetched, figures that the machine's load blurs less than the rates: the workers'
 (``/proc/<pid>/stat`` sampled every 50 ms, between the crawl's first and last request, so
-start-up and shut-down are left out) and Redis's (``INFO cpu``, the whole run).  ``--by-script``
-also counts the calls per page of each script (a ``MONITOR`` connection: it slows Redis, so
-its rates are not comparable); ``--profile DIR`` runs every worker under cProfile and prints
-CPU ms per page by function of each (CPU time, not wall-clock; the profiler slows the workers).
-Last, the Redis frontier alone: adds and leases per second from one client (each is one Lua script
-call), adds in calls of 20 links (``add_many``, a page's outlinks), and the Redis memory per
-queued URL.
+start-up and shut-down are left out), Redis's (``INFO cpu``, the whole run) and the local site's
+(the server process, sampled as the workers): on a small machine the three share its CPUs.
+``--by-script`` also counts the calls per page of each script (a ``MONITOR`` connection: it
+slows Redis, so its rates are not comparable); ``--profile DIR`` runs every worker under
+cProfile and prints CPU ms per page by function of each (CPU time, not wall-clock; the
+profiler slows the workers).  Last, the Redis frontier alone: adds and leases per second from
+one client (each is one Lua script call), adds in calls of 20 links (``add_many``, a page's
+outlinks), and the Redis memory per queued URL.
 """
 
 from __future__ import annotations
@@ -171,11 +172,14 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
             cmd += ["-s", setting]
         procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL))
     sampler = CpuSampler([p.pid for p in procs])
+    site_cpu = CpuSampler([server.proc.pid] if server.proc is not None else [])
     sampler.start()
+    site_cpu.start()
     codes = [p.wait() for p in procs]
     wall = time.monotonic() - t0
-    sampler.stop.set()
-    sampler.join()
+    for each in (sampler, site_cpu):
+        each.stop.set()
+        each.join()
     rows = [r for r in server.read_log()[before:] if r["path"] != "/robots.txt"]
     urls = [f"{r['host']}{r['path']}" for r in rows]
     starts = sorted(r["time_epoch"] for r in rows)
@@ -186,6 +190,7 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
     cpu = rclient.info("cpu")
     redis_cpu = cpu["used_cpu_user"] + cpu["used_cpu_sys"] - redis_cpu0
     worker_cpu = sampler.between(starts[0], starts[-1]) if len(starts) > 1 else float("nan")
+    web_cpu = site_cpu.between(starts[0], starts[-1]) if len(starts) > 1 else float("nan")
     scripts = sum(cmds.get(f"cmdstat_{c}", {}).get("calls", 0) for c in ("evalsha", "eval"))
     known = rclient.scard(key + "done") if n else 0
     memory = rclient.info("memory")["used_memory"] - memory0
@@ -198,6 +203,7 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
         if counter is not None else {},
         "worker_ms": 1000 * worker_cpu / max(1, len(rows)),
         "redis_ms": 1000 * redis_cpu / max(1, len(rows)),
+        "site_ms": 1000 * web_cpu / max(1, len(rows)),
         "bytes_per_url": memory / known if known else float("nan"),
         "max_inflight": max(rep["max_inflight"]
                             for rep in analyze(server.read_log()[before:]).values()),
@@ -281,14 +287,15 @@ def main() -> int:
     base = next((r["rate"] for r in results if r["workers"] == 1), None)
     print(f"\n{'workers':>14} {'pages':>6} {'twice':>6} {'wall s':>7} {'crawl s':>8} "
           f"{'pages/s':>8} {'vs 1':>6} {'max/host':>8} {'calls/page':>10} {'B/URL':>6}"
-          f" {'cpu ms/page':>11} {'redis ms':>8}  union = site")
+          f" {'cpu ms/page':>11} {'redis ms':>8} {'site ms':>7}  union = site")
     for r in results:
         label = "single-process" if r["workers"] == 0 else str(r["workers"])
         rel = f"{r['rate'] / base:.2f}x" if base else "-"
         ok = "yes" if r["urls"] == everything and r["codes"] == [0] * len(r["codes"]) else "NO"
         print(f"{label:>14} {r['pages']:>6} {r['twice']:>6} {r['wall']:>7.1f} {r['crawl']:>8.1f} "
               f"{r['rate']:>8.1f} {rel:>6} {r['max_inflight']:>8} {r['calls']:>10.1f} "
-              f"{r['bytes_per_url']:>6.0f} {r['worker_ms']:>11.2f} {r['redis_ms']:>8.2f}  {ok}")
+              f"{r['bytes_per_url']:>6.0f} {r['worker_ms']:>11.2f} {r['redis_ms']:>8.2f} "
+              f"{r['site_ms']:>7.2f}  {ok}")
         if r["by_script"]:
             print(" " * 15 + "calls/page by script: " + ", ".join(
                 f"{name} {c:.2f}" for name, c in r["by_script"].items()))

@@ -9,9 +9,9 @@ politeness middleware in PolitenessMiddleware's place, the cluster's robots.txt 
 RobotsTxtMiddleware's (if that is on) and the extension that owns the worker's
 link to Redis (``RedisServices``) in FocusServices' place, adds the spider middleware that
 tells the worker when a page's outlinks are all there (``PageOutputMiddleware``), and gives
-the ``FOCUS_REDIS_*`` and ``REDIS_URL`` defaults of ``settings.distributed``; anything given
-explicitly on the command line (``-s``) wins.  After ``focuscrawl.addon.FocusCrawl`` if both
-are used (a larger number).
+the ``FOCUS_REDIS_*``, ``REDIS_URL`` and ``CONCURRENT_ITEMS`` defaults of
+``settings.distributed``; anything given explicitly on the command line (``-s``) wins.  After
+``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "FOCUS_REDIS_KNOWN": 100_000,
     "FOCUS_REDIS_START_LOG": 0,
     "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
+    "CONCURRENT_ITEMS": 16,  # tasks per response's output (Scrapy: 100, a worker's CPU cost)
 }
 
 

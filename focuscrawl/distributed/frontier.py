@@ -15,7 +15,7 @@ unchanged, and adds what a cluster needs:
   no lease anywhere;
 * :meth:`apply` sends many adds and page scores in one script call (``scripts.ADD_MANY``, each
   operation exactly ADD's or CRAWLED's, in order): a page's outlinks cost one Redis round
-  trip, not one per link.
+  trip, not one per link; settled leases ride along (SETTLE's operation).
 
 Every decision is one Lua script (``scripts.py``), so the strategies keep their single-process
 semantics: the same calls in the same order give the same URLs as ``focuscrawl.core.frontier``'s
@@ -182,8 +182,9 @@ class RedisFrontier:
         return self.apply([add_op(link) for link in links])
 
     def apply(self, ops: Sequence[Op]) -> list[bool]:
-        """Run :func:`add_op` / :func:`crawled_op` operations in order, in one script call:
-        the same effects and answers as calling :meth:`add` / :meth:`crawled` one by one."""
+        """Run :func:`add_op` / :func:`crawled_op` / :func:`settle_op` operations in order, in
+        one script call: the same effects and answers as calling :meth:`add` /
+        :meth:`crawled` / :meth:`settle` one by one."""
         if not ops:
             return []
         flat: list[Any] = []
@@ -305,6 +306,11 @@ def add_op(link: Link) -> Op:
 def crawled_op(url: str, score: float, hot: bool) -> Op:
     """The operation that reports a fetched page's score."""
     return ("c", url, repr(float(score)), int(hot))
+
+
+def settle_op(worker: str, lease: int) -> Op:
+    """The operation that settles ``worker``'s ``lease`` (:meth:`RedisFrontier.settle`)."""
+    return ("s", worker, int(lease))
 
 
 def _ms(seconds: Any) -> str:

@@ -11,8 +11,9 @@ in one ``ADD_MANY`` call, in order:
   hands a callback's requests to the scheduler from a queue, so "the callback returned" is not
   enough;
 * and before anything that depends on them: settling a lease (its outlinks must be in Redis
-  first, or a worker killed after the settle would lose them), handing out a URL, saying
-  whether work is pending, closing; at :attr:`limit` operations; on the worker's tick.
+  first, or a worker killed after the settle would lose them: a lease to settle is kept
+  after them and written in the same call), handing out a URL, saying whether work is
+  pending, closing; at :attr:`limit` operations; on the worker's tick.
 
 A flush goes through the worker's ``RedisLink``: while Redis is away the call is kept there, in
 order before the settle that follows it.  Any other Redis error keeps the operations here for
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from redis.exceptions import RedisError
 
 from ..completion import Completion
-from .frontier import Op, add_op, crawled_op
+from .frontier import Op, add_op, crawled_op, settle_op
 
 if TYPE_CHECKING:
     from ..core.frontier import Link
@@ -67,6 +68,7 @@ class Outlinks:
         self.written = 0  # operations in them
         self._ops: list[Op] = []
         self._thens: list[Callable[[bool], Any] | None] = []
+        self._settles = 0  # settle operations among them
         self._failing = False
 
     def __len__(self) -> int:
@@ -79,6 +81,19 @@ class Outlinks:
     def scored(self, url: str, score: float, hot: bool) -> None:
         """Keep a fetched page's score; it goes before the page's outlinks, as it did alone."""
         self._keep(crawled_op(url, score, hot), None)
+
+    def settle(self, lease: int, then: Callable[[bool], Any]) -> None:
+        """Keep a lease to settle, after everything kept so far (its page's outlinks among
+        them); ``then`` once it is written.  It rides with the next flush (a page's outlinks,
+        a hand-out, the tick) instead of a call of its own."""
+        self._ops.append(settle_op(self.frontier.worker, lease))
+        self._thens.append(then)
+        self._settles += 1
+
+    @property
+    def links(self) -> bool:
+        """Whether anything but leases to settle is kept (a hand-out waits for links only)."""
+        return len(self._ops) > self._settles
 
     def arrived(self, source: int | None) -> None:
         """One request yielded by the page leased as ``source`` reached the scheduler."""
@@ -97,8 +112,8 @@ class Outlinks:
         """
         if not self._ops:
             return True
-        ops, thens = self._ops, self._thens
-        self._ops, self._thens = [], []
+        ops, thens, settles = self._ops, self._thens, self._settles
+        self._ops, self._thens, self._settles = [], [], 0
 
         def answer(results: list[bool]) -> None:
             for then, result in zip(thens, results, strict=True):
@@ -109,6 +124,7 @@ class Outlinks:
             self.link.write(self.frontier.apply, ops, then=answer)
         except BaseException as e:
             self._ops[:0], self._thens[:0] = ops, thens  # nothing lost: the next flush retries
+            self._settles += settles
             if not isinstance(e, RedisError):
                 raise
             if not self._failing:

@@ -8,8 +8,9 @@ the life of a worker in a cluster:
 * **leases**: ``next_request`` leases a URL from the crawl (``RedisFrontier.pop``); the
   politeness middleware reports the end of its download (MAX_PAGES counts it cluster-wide, or
   frees its budget); the lease is *settled* only once Scrapy's engine is done with the request,
-  i.e. after the page's outlinks are queued and its item exported.  A worker killed before that
-  leaves the lease in Redis, and the survivors put the URL back (``RedisFrontier.reap``);
+  i.e. after the page's outlinks are queued and its item exported (the settle rides with the
+  next call that writes outlinks, or the tick's).  A worker killed before that leaves the
+  lease in Redis, and the survivors put the URL back (``RedisFrontier.reap``);
 * **a page at a time**: a page's score and outlinks are kept (``outlinks.Outlinks``) and
   written in one script call when its output is done (``pagemw.PageOutputMiddleware``), and
   always before a lease is settled, a URL handed out, pending work reported or the worker
@@ -106,6 +107,7 @@ class RedisFocusScheduler:
         self._error_reason = ""  # the spider's close reason then
         self._requests: dict[int, Request] = {}  # lease -> request, until settled
         self._downloaded: set[int] = set()  # leases whose download ended
+        self._settling: set[int] = set()  # leases whose settle is kept in outlinks
         self._loop: LoopingCall | None = None
         self._next_beat = 0.0
         self._reconciled: float | None = None  # Redis's return whose orphan leases were freed
@@ -268,7 +270,7 @@ class RedisFocusScheduler:
     def next_request(self) -> Request | None:
         if self.error is not None or self.spider is None or self.stopped is not None:
             return None
-        if not self.outlinks.flush():
+        if self.outlinks.links and not self.outlinks.flush():
             return None  # the links found so far first: the tick tries again
         can_wake = self.waker.can_wake()
         try:
@@ -422,10 +424,13 @@ class RedisFocusScheduler:
     def _sweep(self, *, idle: bool) -> None:
         """Settle the leases the engine is done with (outlinks queued, item exported)."""
         inprogress = in_progress(self.crawler) or ()
-        done = [lease for lease in self._downloaded if self._requests[lease] not in inprogress]
+        settling = self._settling
+        done = [lease for lease in self._downloaded
+                if lease not in settling and self._requests[lease] not in inprogress]
         if idle:  # nothing left in the engine: a lease never downloaded was dropped on the way
             dropped = [lease for lease, r in self._requests.items()
-                       if lease not in self._downloaded and r not in inprogress]
+                       if lease not in self._downloaded and lease not in settling
+                       and r not in inprogress]
             if dropped:
                 self.stats.inc_value("focus/cluster/dropped_leases", len(dropped))
                 done += dropped
@@ -434,14 +439,22 @@ class RedisFocusScheduler:
 
     def _settle_leases(self, leases: list[int]) -> None:
         """Settle after the pages' outlinks are written (or kept, in order, by RedisLink): a
-        lease settled first would lose them if this worker died in between."""
-        if not self.outlinks.flush():
-            return  # kept: the next sweep settles them
-        self.link.write(self.frontier.settle, list(leases))
+        lease settled first would lose them if this worker died in between.  Settles are
+        kept after the outlinks and ride with their call; with no outlinks kept, with the next
+        one (a page's outlinks, a hand-out, the tick: one round trip fewer a page)."""
         for lease in leases:
-            self._requests.pop(lease, None)
-            self._downloaded.discard(lease)
-            self.outlinks.forget(lease)
+            if lease not in self._settling:
+                self._settling.add(lease)
+                self.outlinks.settle(lease, lambda _answer, lease=lease: self._settled(lease))
+        if self.outlinks.links:
+            self.outlinks.flush()  # a Redis error keeps them all: the next flush settles them
+
+    def _settled(self, lease: int) -> None:
+        """The lease's settle reached Redis (or RedisLink keeps it, in order)."""
+        self._settling.discard(lease)
+        self._requests.pop(lease, None)
+        self._downloaded.discard(lease)
+        self.outlinks.forget(lease)
 
     def _update_stats(self) -> None:
         self._flush_records()

@@ -518,12 +518,14 @@ return add_link(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7] == '1', ARG
 """
 
 #: ARGV: P, then operations, each a tag and its arguments: ``a`` + ADD's ten arguments (a
-#: discovered link) or ``c`` + CRAWLED's three (a fetched page's score).  A page's score and
-#: its outlinks in one round trip instead of one per link: each operation is exactly ADD's or
-#: CRAWLED's, applied in order.  Returns one integer per operation (ADD's answer; 1 for ``c``).
-#: A malformed list is refused before anything is written.
+#: discovered link), ``c`` + CRAWLED's three (a fetched page's score) or ``s`` + worker, lease
+#: (SETTLE of one lease).  A page's score and its outlinks in one round trip instead of one per
+#: link, and the leases the worker is done with along with them: each operation is exactly
+#: ADD's, CRAWLED's or SETTLE's, applied in order.  Returns one integer per operation (ADD's
+#: answer; 1 for ``c``; SETTLE's for ``s``).  A malformed list is refused before anything is
+#: written.
 ADD_MANY = PRELUDE + CHECK + ADD_LINK + r"""
-local WIDTH = {a = 11, c = 4}
+local WIDTH = {a = 11, c = 4, s = 3}
 local i = 2
 while i <= #ARGV do
   local w = WIDTH[ARGV[i]]
@@ -540,10 +542,14 @@ while i <= #ARGV do
                              ARGV[i + 6] == '1', ARGV[i + 7], ARGV[i + 8], ARGV[i + 9] == '1',
                              ARGV[i + 10])
     i = i + 11
-  else
+  elseif ARGV[i] == 'c' then
     crawled(ARGV[i + 1], ARGV[i + 2], ARGV[i + 3] == '1')
     out[#out + 1] = 1
     i = i + 4
+  else
+    touch(ARGV[i + 1])
+    out[#out + 1] = drop_lease(ARGV[i + 2], ARGV[i + 1])
+    i = i + 3
   end
 end
 return out

@@ -21,7 +21,8 @@ the life of a worker in a cluster:
 * **heartbeats**: every ``FOCUS_REDIS_WORKER_TTL / 4`` seconds the worker renews its alive key
   and reaps dead workers;
 * **waking up**: another worker may free a server or queue URLs at any time, so every
-  ``FOCUS_REDIS_POLL`` seconds the engine is asked to try again;
+  ``FOCUS_REDIS_POLL`` seconds the engine is asked to try again (unless it asked Redis for a
+  URL less than that ago: a busy worker's own downloads wake it often enough);
 * **the end**: when this worker is idle it stays open (``DontCloseSpider``) while the crawl has
   URLs to hand out or any worker has a lease; when nothing is queued (or the budget is spent)
   and no lease is left anywhere, every worker closes with reason ``finished``;
@@ -110,6 +111,7 @@ class RedisFocusScheduler:
         self._settling: set[int] = set()  # leases whose settle is kept in outlinks
         self._loop: LoopingCall | None = None
         self._next_beat = 0.0
+        self._asked = 0.0  # monotonic time of the last POP (the tick wakes the engine a poll on)
         self._reconciled: float | None = None  # Redis's return whose orphan leases were freed
         self._scored = 0
         self.waker = Waker(crawler)  # wakes the engine when a server is due
@@ -277,6 +279,7 @@ class RedisFocusScheduler:
             got = self.link.call(lambda: self.frontier.pop(late=can_wake))
         except Unavailable:
             return None
+        self._asked = time.monotonic()
         if got is None:
             if self.frontier.wait is not None and can_wake:
                 now = time.monotonic()
@@ -360,7 +363,8 @@ class RedisFocusScheduler:
             logger.warning("Redis: %s", e)
         if self._check_link():
             return
-        self.waker.now()
+        if time.monotonic() - self._asked >= self.poll:
+            self.waker.now()  # else the engine asked Redis for a URL less than a poll ago
 
     def _check_link(self) -> bool:
         """Stop this worker if its crawl is lost or Redis stayed away too long; True if so."""

@@ -359,3 +359,38 @@ async def test_timeouts_make_a_slow_server(proxy_to) -> None:
     assert len(starts) == 2 * 3 - 1
     for gap in starts[1:]:
         assert gap >= 2 * timeout - EPSILON
+
+
+def test_the_collector_is_set_for_the_crawl_and_restored_at_close() -> None:
+    """FOCUS_GC_THRESHOLD and FOCUS_GC_FREEZE hold from the spider's opening to its closing."""
+    import gc
+
+    from scrapy import Spider, signals
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.middlewares.politeness import PolitenessMiddleware
+
+    from .conftest import SERVICES
+
+    class _Spider(Spider):
+        name = "collector"
+
+    before = gc.get_threshold()
+    crawler = get_crawler(_Spider, {**SERVICES, "FOCUS_GC_THRESHOLD": before[0] + 12_345})
+    mw = PolitenessMiddleware.from_crawler(crawler)  # kept: signals hold weak references
+    crawler.signals.send_catch_log(signals.spider_opened, spider=None)
+    try:
+        assert gc.get_threshold() == (before[0] + 12_345, *before[1:])
+        assert gc.get_freeze_count() > 0
+    finally:
+        crawler.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+    untouched = get_crawler(_Spider, {**SERVICES, "FOCUS_GC_THRESHOLD": 0,
+                                      "FOCUS_GC_FREEZE": False})
+    mw = PolitenessMiddleware.from_crawler(untouched)
+    untouched.signals.send_catch_log(signals.spider_opened, spider=None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    untouched.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
+    assert mw is not None

@@ -304,7 +304,8 @@ class ScaleSampler(_OpenClose):
         scheduler = getattr(self.crawler.engine, "scheduler", None)
         frontier = getattr(scheduler, "frontier", None)
         row: dict[str, Any] = {"t": time.monotonic() - self.t0, "cpu": time.process_time(),
-                               "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes()}
+                               "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes(),
+                               "malloc": _mallinfo(), "pymalloc": _pymalloc()}
         if frontier is not None:
             spilled = frontier.spilled  # FOCUS_FRONTIER_MEMORY: URLs queued on disk
             row |= {"queued": len(frontier), "handed_out": len(frontier.done),
@@ -340,6 +341,34 @@ def _mallinfo() -> dict[str, int]:
     except (OSError, AttributeError):
         return {}
     return {"arena": m.arena, "mmap": m.hblkhd, "used": m.uordblks, "free": m.fordblks}
+
+
+def _pymalloc() -> dict[str, int]:
+    """pymalloc's own view (``sys._debugmallocstats``): its arenas (mapped apart from malloc's
+    heap, so mallinfo does not count them) against the bytes of the live blocks in them;
+    arenas growing while the live bytes do not is fragmentation, not objects kept."""
+    import tempfile
+
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        text = f.read().decode("ascii", "replace")
+    names = {"# arenas allocated current": "arenas", "# bytes in allocated blocks": "live",
+             "# bytes in available blocks": "avail", "Total": "total"}
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, value = line.partition("=")
+        key = names.get(name.strip())
+        if key and value.strip() and key not in out:  # the first Total: the arenas'
+            out[key] = int(value.strip().replace(",", ""))
+    return out
 
 
 def deep_bytes(root: Any, seen: set[int] | None = None) -> int:
@@ -381,6 +410,63 @@ def _type_counts() -> dict[str, int]:
 
     counts = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.get_objects())
     return dict(counts.most_common(80))
+
+
+def _task_counts() -> dict[str, int]:
+    """Live asyncio tasks by where each waits (its innermost awaited coroutine or generator
+    and line): a task per page or per request that never finishes shows here."""
+    import asyncio
+    import gc
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for o in gc.get_objects():
+        if not isinstance(o, asyncio.Task):
+            continue
+        coro: Any = o.get_coro()
+        where = "done" if o.done() else "?"
+        while coro is not None:
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None) \
+                or getattr(coro, "ag_frame", None)
+            if frame is not None:
+                where = f"{frame.f_code.co_qualname} {frame.f_code.co_filename}:{frame.f_lineno}"
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None) \
+                or getattr(coro, "ag_await", None)
+        counts[where] += 1
+    return dict(counts.most_common(20))
+
+
+def _cache_census(crawler: Any) -> dict[str, list[int]]:
+    """Every ``functools.lru_cache`` of a module (any library's) or of a spider middleware:
+    entries, bound, hits, misses and deep bytes (each counted alone: a key shared by two
+    caches is in both).  Bounded caches are not found from the crawl's objects, fill over
+    thousands of pages, and gc.get_objects() misses them once FOCUS_GC_FREEZE froze them."""
+    import functools
+    import gc
+
+    found: dict[str, Any] = {}
+    seen: set[Any] = set()  # a cache imported by several modules is counted once
+    for module in list(sys.modules.values()):
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if isinstance(value, functools._lru_cache_wrapper) and value not in seen:
+                seen.add(value)
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    manager = getattr(getattr(crawler.engine, "scraper", None), "spidermw", None)
+    for mw in getattr(manager, "middlewares", ()):
+        for owner in (mw, *vars(mw).values()):
+            for attr, value in list(getattr(owner, "__dict__", {}).items()):
+                if isinstance(value, functools._lru_cache_wrapper):
+                    found[f"{type(owner).__name__}.{attr}"] = value
+    hubs = {id(x) for x in (crawler, crawler.engine, crawler.spider)}
+    out: dict[str, list[int]] = {}
+    for name, cache in found.items():
+        info = cache.cache_info()
+        if not info.currsize:
+            continue
+        size = sum(deep_bytes(r, set(hubs)) for r in gc.get_referents(cache)
+                   if isinstance(r, dict) and r is not getattr(cache, "__dict__", None))
+        out[name] = [info.currsize, info.maxsize or 0, info.hits, info.misses, size]
+    return out
 
 
 def census(crawler: Any) -> dict[str, tuple[int, int]]:
@@ -478,7 +564,8 @@ class TraceSampler(_OpenClose):
                    "queued": len(frontier) if frontier is not None else 0,
                    "handed_out": len(frontier.done) if frontier is not None else 0,
                    "stats": dict(frontier.stats) if frontier is not None else {},
-                   "census": census(self.crawler), "types": _type_counts()}
+                   "census": census(self.crawler), "types": _type_counts(),
+                   "tasks": _task_counts(), "caches": _cache_census(self.crawler)}
             f.write(json.dumps(row) + "\n")
         while self.next <= pages:
             self.next += self.every

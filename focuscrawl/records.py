@@ -17,7 +17,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.request import request_from_dict
 
 from .core.frontier import Entry, Link
-from .core.urls import canonical
+from .core.urls import URL_CACHE_SIZE, canonical
 from .meta import LEASE, LINK, SERVER
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def server_by(settings: BaseSettings) -> str:
     return by
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=URL_CACHE_SIZE)
 def request_key(url: str) -> str | None:
     """What :meth:`Records.url` makes of ``Request(url)``, without a Request per call: the
     spider asks it of every outlink it may drop unbuilt (``KnownUrls``), and a site's links

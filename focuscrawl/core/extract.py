@@ -17,6 +17,8 @@ from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 
+from .urls import URL_CACHE_SIZE
+
 # Elements whose text a reader never sees.
 _INVISIBLE = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
 _REFRESH_RE = re.compile(r"^\s*\d*\s*[;,]?\s*url\s*=\s*['\"]?([^'\"]+)", re.IGNORECASE)
@@ -179,9 +181,10 @@ def _context(parts: list[str], ends: list[int], first: int, end: int) -> str:
     return f"{left} {right}".strip()
 
 
-# urljoin's answers, by what they depend on (see _Joiner); cleared when full
+# urljoin's answers, by what they depend on (see _Joiner); cleared when full (a relative
+# link recurs on the pages of its site: URL_CACHE_SIZE says why that size)
 _JOINED: dict[tuple[str, str], str] = {}
-_JOINED_MAX = 1 << 16
+_JOINED_MAX = URL_CACHE_SIZE
 _NOT_IN_CACHED = frozenset("\t\r\n\\")  # urlsplit removes the first three anywhere
 # a fragment with any C0 control or space is joined by urljoin itself (urlsplit removes tab,
 # CR and LF anywhere, and Python versions differ on stripping the others at the ends)

@@ -21,7 +21,7 @@ from collections import Counter
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
-from .urls import directory
+from .urls import URL_CACHE_SIZE, directory
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 
@@ -62,7 +62,7 @@ class UrlRules:
         self.session = session
         # answers by URL (a bounded LRU): a site's navigation links recur on every page (the
         # rules were 3% of a replayed crawl's CPU time)
-        self.reason = lru_cache(maxsize=1 << 16)(self._reason)
+        self.reason = lru_cache(maxsize=URL_CACHE_SIZE)(self._reason)
 
     def reason(self, url: str) -> str | None:
         """Why ``url`` should not be fetched (a stats key), or None to keep it (replaced in

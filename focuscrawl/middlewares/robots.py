@@ -42,6 +42,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
+from ..core.urls import URL_CACHE_SIZE
 from ..meta import ROBOTS
 from ..services import FocusServices
 
@@ -130,7 +131,7 @@ def robots_key(parts: ParseResult) -> str:
     return f"{scheme}://{_netloc_host(parts)}:{port}"
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=URL_CACHE_SIZE)
 def url_robots_key(url: str) -> str:
     """``robots_key`` of a URL string, cached: the link filter asks it of every outlink (a
     request's own parse, ``urlparse_cached``, was most of the robots.txt prefilter's cost)."""

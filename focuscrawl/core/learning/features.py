@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from ..relevance import normalize, tokenize
+from ..urls import URL_CACHE_SIZE
 
 NAMESPACES = ("a", "u", "c")  # anchor, URL, context: the text namespaces the profile projects onto
 # dense columns, in order
@@ -51,7 +52,7 @@ def url_tokens(url: str) -> list[str]:
     return [normalize(w) for w in _URL_WORD.findall(text) if w not in URL_STOP and len(w) > 1]
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=URL_CACHE_SIZE)
 def directory_of(url: str) -> str:
     """``host/a/b/`` for ``scheme://host/a/b/page.html``: the area a directory bandit counts.
 

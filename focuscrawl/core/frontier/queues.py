@@ -29,6 +29,8 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 Key = tuple
 # stale heap items tolerated before a count (and, past as many as there are live ones, a
 # compaction): a small queue is not compacted over and over
@@ -145,12 +147,14 @@ class ServerQueues:
             self._stale += 1  # its previous item stays behind in its heap
         item = (*key, entry)
         entry.item = item
-        bucket = self._bucket(entry.host)
+        bucket = zlib.crc32(entry.host.encode()) % self.round_robin if self.round_robin \
+            else entry.host
         heap = self._queues.get(bucket)
         if heap is None:
             heap = self._queues[bucket] = _Heap()
-        top = heap.top()
-        heapq.heappush(heap.items, item)
+        items = heap.items
+        top = heap.top() if items else None  # (inline for an empty heap: a new server's)
+        heapq.heappush(items, item)
         if not self.round_robin and (top is None or item < top.item):
             heap.stamp += 1
             heapq.heappush(self._servers, (item, heap.stamp, bucket))
@@ -206,11 +210,17 @@ class ServerQueues:
         if self.round_robin:
             self._cursor = (self._bucket(entry.host) + 1) % self.round_robin
 
-    def _take(self, bucket: Any, heap: _Heap) -> Entry:
-        entry = heap.top()
-        assert entry is not None
+    def _take(self, bucket: Any, heap: _Heap, entry: Entry | None = None) -> Entry:
+        """Take the heap's top (``entry``, when the caller has it already)."""
+        if entry is None:
+            entry = heap.top()
+            assert entry is not None
         heapq.heappop(heap.items)
         entry.queued = False
+        # the item pointed back at the entry: a reference cycle that only the cyclic GC would
+        # free, for every URL handed out (a third of a spilling run's CPU went on collecting
+        # them); the key of an entry no longer queued is never asked for
+        entry.item = None
         self._len -= 1
         if not self.round_robin:
             heap.stamp += 1
@@ -260,7 +270,7 @@ class ServerQueues:
             if accept is not None and top is not best and not accept(top, best):
                 skipped.append(item)
                 break
-            found = self._take(bucket, heap)
+            found = self._take(bucket, heap, top)
             break
         for item in skipped:
             heapq.heappush(servers, item)
@@ -277,7 +287,7 @@ class ServerQueues:
             if top is None or (ready is not None and not ready(top.host)):
                 continue
             self._cursor = (bucket + 1) % n
-            return self._take(bucket, heap)
+            return self._take(bucket, heap, top)
         return None
 
     def rebuild(self, entries: list[Entry], key: Callable[[Entry], Key]) -> None:
@@ -332,6 +342,60 @@ class ServerQueues:
             self.discard(entry)
         self.compact()
 
+    def spill_worst(self, count: int) -> list[Entry]:
+        """:meth:`worst` then :meth:`drop` in one sort, for a spill: the entries with the
+        ``count`` largest keys leave the queue (best first), the rest stay in the same order.
+
+        The live items are sorted by numpy (their key columns as arrays: C, not a Python
+        comparison per step); the kept ones come out sorted, and a sorted list is a heap, so
+        each server's heap is rebuilt without a heapify.  Keys that are not all plain numbers
+        of one width, or that numpy could order otherwise than Python (NaN, integers past
+        2**53, equal keys), go the Python way, :meth:`worst` and :meth:`drop`.
+        """
+        queues = self._queues
+        buckets = list(queues)
+        live: list[tuple] = []
+        sizes: list[int] = []
+        for bucket in buckets:
+            before = len(live)
+            live.extend([item for item in queues[bucket].items
+                         if item[-1].queued and item[-1].item is item])
+            sizes.append(len(live) - before)
+        order = _key_order(live)
+        if order is None:
+            out = self.worst(count)
+            self.drop(out)
+            return out
+        n = len(live)
+        count = max(0, min(count, n))
+        gone = order[n - count:].tolist()
+        kept = order[:n - count]
+        out = [live[i][-1] for i in gone]
+        for entry in out:
+            entry.queued = False
+        self._len -= count
+        # the kept items by server (a stable sort keeps each server's in key order)
+        owner = np.repeat(np.arange(len(buckets), dtype=np.intp), sizes)[kept]
+        kept = kept[np.argsort(owner, kind="stable")].tolist()
+        counts = np.bincount(owner, minlength=len(buckets)).tolist()
+        servers: list[tuple] = []
+        start = 0
+        for bucket, size in zip(buckets, counts, strict=True):
+            if not size:
+                del queues[bucket]  # as compact() leaves a server emptied
+                continue
+            heap = queues[bucket]
+            heap.items = [live[i] for i in kept[start:start + size]]
+            start += size
+            if not self.round_robin:
+                heap.stamp += 1
+                servers.append((heap.items[0], heap.stamp, bucket))
+        if not self.round_robin:
+            heapq.heapify(servers)
+            self._servers = servers
+        self._stale = 0
+        return out
+
     def has_ready(self, ready: Callable[[str], bool]) -> bool:
         """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""
         for heap in self._queues.values():
@@ -381,3 +445,41 @@ class ServerQueues:
 
     def hosts_with_work(self) -> int:
         return sum(1 for h in self._queues.values() if h.top() is not None)
+
+
+#: integers beyond this may not survive float64: their column goes the Python way
+_EXACT = float(2**53)
+
+
+def _key_order(items: list[tuple]) -> np.ndarray | None:
+    """Indices of ``items`` (``(*key, entry)`` each) in key order, by ``np.lexsort``; None
+    unless numpy's order is certainly Python's: every key the same width, plain numbers
+    (ints, floats, bools), no NaN, integers exact in float64 where a column mixes them with
+    floats, and no two keys equal (Python would then compare the entries)."""
+    if not items:
+        return np.empty(0, dtype=np.intp)
+    width = len(items[0])
+    if any(len(item) != width for item in items):
+        return None  # keys of different widths
+    arrays = []
+    for j in range(width - 1):
+        # a column by a list comprehension, not zip(*items): zip's iterator a row would be
+        # an object for the GC to track, and to count towards its next full collection
+        column = [item[j] for item in items]
+        array = np.array(column)  # strings, None, big ints: a dtype that is not a number
+        if array.dtype.kind == "f":
+            if np.isnan(array).any() or (array.size and np.abs(array).max() >= _EXACT):
+                return None
+        elif array.dtype.kind not in "biu":
+            return None
+        arrays.append(array)
+    order = np.lexsort(arrays[::-1])
+    if len(order) > 1:
+        same = np.ones(len(order) - 1, dtype=bool)
+        for array in arrays:
+            ranked = array[order]
+            same &= ranked[1:] == ranked[:-1]
+        if same.any():
+            return None
+    return order
+

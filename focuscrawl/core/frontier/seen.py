@@ -56,7 +56,10 @@ class FingerprintSet:
     def __contains__(self, url: object) -> bool:
         if not isinstance(url, str):
             return False
-        fp = fingerprint(url)
+        return self.has_fp(fingerprint(url))
+
+    # by fingerprint: a caller asking two sets about one URL hashes it once
+    def has_fp(self, fp: int) -> bool:
         return self._table[self._probe(fp)] != 0
 
     def _probe(self, fp: int) -> int:
@@ -72,7 +75,9 @@ class FingerprintSet:
                 i = 0
 
     def add(self, url: str) -> None:
-        fp = fingerprint(url)
+        self.add_fp(fingerprint(url))
+
+    def add_fp(self, fp: int) -> None:
         i = self._probe(fp)
         if self._table[i]:
             return
@@ -83,7 +88,9 @@ class FingerprintSet:
 
     def discard(self, url: str) -> None:
         """Remove ``url`` if present (backward-shift deletion: no tombstones)."""
-        fp = fingerprint(url)
+        self.discard_fp(fingerprint(url))
+
+    def discard_fp(self, fp: int) -> None:
         i = self._probe(fp)
         if not self._table[i]:
             return

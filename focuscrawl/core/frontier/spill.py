@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import pickle
 import sqlite3
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 from .queues import Key
@@ -127,25 +128,28 @@ class Spilled:
     def __len__(self) -> int:
         return len(self.urls)
 
-    def write(self, rows: list[tuple], best: Key) -> None:
-        """Spill one batch of packed entries whose best key is ``best``."""
+    def write(self, columns: tuple[list, ...], best: Key, count: int) -> None:
+        """Spill one batch of ``count`` packed entries, as columns (one list a field), whose
+        best key is ``best``."""
         if self.store is None:
             self.store = TempSpill()
-        data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(columns, protocol=pickle.HIGHEST_PROTOCOL)
         number = self.next
         self.next += 1
         self.store.put(number, data)
-        heapq.heappush(self.index, (best, number, len(rows)))
+        heapq.heappush(self.index, (best, number, count))
         self.disk_bytes += len(data)
 
-    def read(self) -> list[tuple]:
-        """Take the best batch back: its packed entries."""
+    def read(self) -> Iterable[tuple]:
+        """Take the best batch back: its packed entries, one tuple each."""
         assert self.store is not None, "a spilled batch without a store"
         _, number, _ = heapq.heappop(self.index)
         data = self.store.get(number)
         self.store.release(number)
         self.disk_bytes -= len(data)
-        return pickle.loads(data)  # noqa: S301 - the crawl's own batches
+        batch = pickle.loads(data)  # noqa: S301 - the crawl's own batches
+        # columns; a list of rows from a crawl spilled before batches were columns
+        return zip(*batch, strict=True) if isinstance(batch, tuple) else batch
 
     def batches(self) -> list[int]:
         """The numbers of the batches on disk."""

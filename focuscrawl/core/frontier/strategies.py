@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from .linkgraph import LinkGraph
 from .queues import Entry, Key, ServerQueues
-from .seen import FingerprintSet
+from .seen import FingerprintSet, fingerprint
 from .spill import Spilled, SpillStore
 
 Ready = Callable[[str], bool] | None
@@ -162,10 +162,11 @@ class Frontier:
         if entry is not None:
             self.stats["duplicates"] += 1
             return self.improve(entry, link)
-        if self.spilled is not None and len(self.spilled) and link.url in self.spilled.urls:
+        fp = fingerprint(link.url)  # once, for the two sets of fingerprints
+        if self.spilled is not None and self.spilled.urls.has_fp(fp):
             self.stats["duplicates"] += 1  # queued on disk: its priority is frozen there
             return False
-        if link.url in self.done and not link.force:
+        if not link.force and self.done.has_fp(fp):
             self.stats["duplicates"] += 1
             return False
         if not self.admit(link):
@@ -291,18 +292,18 @@ class Frontier:
         in batches of the spill size, each with what it takes to queue its URLs again."""
         spilled = self.spilled
         assert spilled is not None
-        out = self.queues.worst(len(self.queues) - spilled.keep)
-        self.queues.drop(out)
+        out = self.queues.spill_worst(len(self.queues) - spilled.keep)
         for start in range(0, len(out), spilled.batch):
             chunk = out[start:start + spilled.batch]
-            spilled.write([self.pack(e) for e in chunk], chunk[0].key)
+            spilled.write(self.pack_batch(chunk), chunk[0].key, len(chunk))
             self.stats["spills"] += 1
-        urls = spilled.urls
+        add = spilled.urls.add
         entries = self.entries
         for entry in out:
             entry.queued = False
+            entry.item = None  # its item pointed back at it: a cycle for the GC (see _take)
             del entries[entry.url]
-            urls.add(entry.url)
+            add(entry.url)
         self.stats["spilled"] += len(out)
         if self.max_buffer:
             self._worst = [item for item in self._worst if item[2].queued]
@@ -313,28 +314,41 @@ class Frontier:
         spilled = self.spilled
         assert spilled is not None
         back = []
+        urls, done, entries, unpack = spilled.urls, self.done, self.entries, self.unpack
         for row in spilled.read():
-            entry = self.unpack(row)
-            spilled.urls.discard(entry.url)
-            if entry.url in self.entries or entry.url in self.done:
+            entry = unpack(row)
+            fp = fingerprint(entry.url)
+            urls.discard_fp(fp)
+            if entry.url in entries or done.has_fp(fp):
                 continue  # cannot happen (a spilled URL is never queued twice); never fatal
-            self.entries[entry.url] = entry
+            entries[entry.url] = entry
             back.append(entry)
         self.after_reload(back)
+        push, key = self.queues.push, self.key
         for entry in back:
-            self.queues.push(entry, self.key(entry))
+            push(entry, key(entry))
             if self.max_buffer:
                 heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
         self.stats["reloads"] += 1
         self.stats["reloaded"] += len(back)
 
-    def pack(self, entry: Entry) -> tuple:
-        """What a spilled entry keeps on disk (plain, picklable values)."""
-        return (*entry.fields()[:-1], self.pack_extra(entry))
+    def pack_batch(self, chunk: list[Entry]) -> tuple[list, ...]:
+        """A spilled batch as columns (plain, picklable values): :meth:`Entry.fields` with the
+        extra as :meth:`pack_extra` keeps it, one list a field, not a tuple a URL (which the
+        GC would track while the batch is written, and again, unpickled, while it is read
+        back).  :meth:`unpack` takes one row of it."""
+        extra = self.pack_extra
+        return ([e.url for e in chunk], [e.host for e in chunk], [e.seq for e in chunk],
+                [e.score for e in chunk], [e.keyword for e in chunk],
+                [e.depth for e in chunk], [e.parent for e in chunk],
+                [e.anchor for e in chunk], [e.payload for e in chunk],
+                [extra(e) for e in chunk])
 
     def unpack(self, row: tuple) -> Entry:
-        entry = Entry.from_fields((*row[:-1], None))
-        self.unpack_extra(entry, row[-1])
+        url, host, seq, score, keyword, depth, parent, anchor, payload, extra = row
+        entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth,
+                      parent=parent, anchor=anchor, payload=payload)
+        self.unpack_extra(entry, extra)
         return entry
 
     def memory_stats(self) -> dict[str, int | float]:
@@ -423,6 +437,7 @@ class Frontier:
             if not victim.queued or victim.score != score:
                 continue  # popped, or re-scored (a fresher item exists)
             self.queues.discard(victim)
+            victim.item = None  # no cycle left for the GC (see ServerQueues._take)
             del self.entries[victim.url]
             self.stats["evicted"] += 1
 

@@ -104,13 +104,19 @@ def test_dropping_known_links_keeps_the_crawl_order(redis_server, strategy, opti
 
 
 # --------------------------------------------------------------------------- calls that carry more
-def test_a_download_end_frees_its_slot_in_the_same_call(redis_server):
-    client = redis_server.client()
-    f = RedisFrontier(client, "slotend:", "w1")
-    f.configure({"strategy": "breadth-first", "delay": 0, "concurrency": 1})
+def one_lease(client, prefix: str, strategy: str) -> tuple[RedisFrontier, int]:
+    """A worker's frontier with http://a.test/1 queued and leased to it."""
+    f = RedisFrontier(client, prefix, "w1")
+    f.configure({"strategy": strategy, "delay": 0, "concurrency": 1})
     f.heartbeat(60)
     f.add(Link("http://a.test/1", host="a.test"))
     lease, _ = f.pop()
+    return f, lease
+
+
+def test_a_download_end_frees_its_slot_in_the_same_call(redis_server):
+    client = redis_server.client()
+    f, lease = one_lease(client, "slotend:", "breadth-first")
     assert client.hexists("slotend:hs:a.test", f"L{lease}")  # reserved by the hand-out
     client.config_resetstat()
     assert f.downloaded(lease, True, SlotEnd("a.test", f"L{lease}", 0.01)) == 1
@@ -127,11 +133,7 @@ def test_a_download_end_frees_its_slot_in_the_same_call(redis_server):
 
 def test_a_settle_rides_with_the_pages_links(redis_server):
     client = redis_server.client()
-    f = RedisFrontier(client, "ride:", "w1")
-    f.configure({"strategy": "best-first", "delay": 0, "concurrency": 1})
-    f.heartbeat(60)
-    f.add(Link("http://a.test/1", host="a.test"))
-    lease, _ = f.pop()
+    f, lease = one_lease(client, "ride:", "best-first")
     f.downloaded(lease, True)
     ops = [crawled_op("http://a.test/1", 0.5, False),
            add_op(Link("http://b.test/1", host="b.test", parent="http://a.test/1",

@@ -66,12 +66,6 @@ FOCUS_REDIS_KNOWN = 100_000  # URLs a worker remembers as handed out or linked t
 FOCUS_REDIS_START_LOG = 0  # >0: keep each server's last this many request starts in Redis
 #                            (starts:<host>: time, worker): an audit of cluster-wide politeness
 
-# Scrapy runs a response's output through CONCURRENT_ITEMS asyncio tasks, started for every
-# response whatever its output (default 100): 100 tasks a page cost a worker ~1.3 of its ~8 CPU
-# ms per page (bench/distributed.py, 1 worker, alternating runs); focuscrawl's item pipeline
-# never waits, so a few are as fast
-CONCURRENT_ITEMS = 16
-
 # each worker writes its own feed file
 FOCUS_DEFAULT_FEED = "output/%(name)s-%(time)s-%(worker)s.jsonl"
 FEED_URI_PARAMS = "focuscrawl.distributed.connection.feed_uri_params"

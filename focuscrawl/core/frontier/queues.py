@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 import zlib
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -78,10 +79,9 @@ class Entry:
         return f"Entry({self.url!r}, key={self.key!r})"
 
     def fields(self) -> tuple:
-        """What a saved entry keeps (snapshots, JOBDIR leases, spilled batches), in one order:
-        url, host, seq, score, keyword, depth, parent, anchor, payload, extra."""
-        return (self.url, self.host, self.seq, self.score, self.keyword, self.depth,
-                self.parent, self.anchor, self.payload, self.extra)
+        """What a saved entry keeps (snapshots, JOBDIR leases, spilled batches), in the order
+        of :data:`FIELDS`."""
+        return _FIELDS(self)
 
     @classmethod
     def from_fields(cls, fields: tuple) -> Entry:
@@ -90,6 +90,12 @@ class Entry:
                     anchor=anchor, payload=payload)
         entry.extra = extra
         return entry
+
+
+#: the fields an entry is saved by, in order (:meth:`Entry.fields`, :meth:`Entry.from_fields`)
+FIELDS = ("url", "host", "seq", "score", "keyword", "depth", "parent", "anchor", "payload",
+          "extra")
+_FIELDS = attrgetter(*FIELDS)
 
 
 class _Heap:
@@ -147,8 +153,7 @@ class ServerQueues:
             self._stale += 1  # its previous item stays behind in its heap
         item = (*key, entry)
         entry.item = item
-        bucket = zlib.crc32(entry.host.encode()) % self.round_robin if self.round_robin \
-            else entry.host
+        bucket = self._bucket(entry.host)
         heap = self._queues.get(bucket)
         if heap is None:
             heap = self._queues[bucket] = _Heap()

@@ -24,10 +24,11 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from .linkgraph import LinkGraph
-from .queues import Entry, Key, ServerQueues
+from .queues import FIELDS, Entry, Key, ServerQueues
 from .seen import FingerprintSet, fingerprint
 from .spill import Spilled, SpillStore
 
@@ -337,18 +338,12 @@ class Frontier:
         extra as :meth:`pack_extra` keeps it, one list a field, not a tuple a URL (which the
         GC would track while the batch is written, and again, unpickled, while it is read
         back).  :meth:`unpack` takes one row of it."""
-        extra = self.pack_extra
-        return ([e.url for e in chunk], [e.host for e in chunk], [e.seq for e in chunk],
-                [e.score for e in chunk], [e.keyword for e in chunk],
-                [e.depth for e in chunk], [e.parent for e in chunk],
-                [e.anchor for e in chunk], [e.payload for e in chunk],
-                [extra(e) for e in chunk])
+        return (*(list(map(attrgetter(name), chunk)) for name in FIELDS[:-1]),
+                list(map(self.pack_extra, chunk)))
 
     def unpack(self, row: tuple) -> Entry:
-        url, host, seq, score, keyword, depth, parent, anchor, payload, extra = row
-        entry = Entry(url, host, seq, score=score, keyword=keyword, depth=depth,
-                      parent=parent, anchor=anchor, payload=payload)
-        self.unpack_extra(entry, extra)
+        entry = Entry.from_fields((*row[:-1], None))
+        self.unpack_extra(entry, row[-1])
         return entry
 
     def memory_stats(self) -> dict[str, int | float]:

@@ -65,8 +65,9 @@ ERROR = "error"  # a network error or timeout, after the retries: unreachable
 IGNORED = "ignored"  # another middleware dropped the robots request: no rules
 #: robots.txt answers remembered, all hosts together (RobotsTxtMiddleware's cache; cleared
 #: when full): the link filter asks of every outlink and a site's navigation recurs on every
-#: page, but a cache per host kept an answer for every URL a crawl of 20,000 hosts ever met
-_MAX_ANSWERS = 1 << 16
+#: page, but a cache per host kept an answer for every URL a crawl of 20,000 hosts ever met;
+#: keyed by URL, it is sized as the other URL caches are (URL_CACHE_SIZE says why)
+_MAX_ANSWERS = URL_CACHE_SIZE
 _serials = itertools.count()
 #: robots.txt answers by (the rules' serial, URL), for one user agent
 Answers = dict[tuple[int, str], bool]
@@ -105,7 +106,6 @@ class Rules:
                 answers.clear()
             answers[key] = answer
         return answer
-
 
 
 @dataclass(slots=True, frozen=True)

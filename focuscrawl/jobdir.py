@@ -136,7 +136,7 @@ class _Lease:
 
 def _link_tuple(link: Link) -> tuple:
     return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
-            link.depth, link.keyword, link.force, link.payload, link.context, link.chrome)
+            link.depth, link.keyword, link.force, link.payload, str(link.context), link.chrome)
 
 
 class Jobdir:

@@ -688,6 +688,19 @@ def test_extract_gives_each_link_its_context_and_whether_it_is_chrome():
     assert page.main_text == "Convert between UTC offsets and local time."
 
 
+def test_a_link_context_is_its_text_wherever_it_goes():
+    """Contexts are made when read (most links lead to URLs already seen): read, pickled
+    (a JOBDIR journal, a request stored whole) or journaled, each is the same string."""
+    page = extract("<html><body><p>before <a href='/x'>X</a> after</p>"
+                   "<p>more <a href='/y'>Y</a></p></body></html>", "http://a.test/")
+    x, y = page.links
+    restored = pickle.loads(pickle.dumps({"context": x.context}))["context"]
+    assert type(restored) is str and restored == "before after more Y"
+    assert str(y.context) == "before X after more" and y.context == "before X after more"
+    assert extract("<html><body><a href='/x'>X</a></body></html>", "http://a.test/",
+                   with_context=False).links[0].context == ""
+
+
 # -- politeness without losing focus ---------------------------------------------------------
 def test_slack_waits_for_the_server_of_a_much_better_url():
     queues = ServerQueues()

@@ -36,12 +36,56 @@ MAX_LINKS = 5000  # a page with more links is a link farm; the rest are ignored
 CONTEXT_CHARS = 120  # text kept on each side of a link: the "nearby text" of link evidence
 
 
+class LinkContext:
+    """The visible text around a link, made into a string when first read (``str()``).
+
+    Most links of a page lead to URLs the crawl has seen, and only a new link's context is
+    read (by the learned order's features): a page of 1,400 links no longer joins and cleans
+    1,400 contexts for the few new ones.  It holds the page's text parts until read; pickled
+    or compared, it is its string.
+    """
+
+    __slots__ = ("_parts", "_ends", "_first", "_end", "_text")
+
+    def __init__(self, parts: list[str], ends: list[int], first: int, end: int) -> None:
+        self._parts: list[str] | None = parts
+        self._ends = ends
+        self._first = first
+        self._end = end
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        text = self._text
+        if text is None:
+            assert self._parts is not None
+            text = self._text = _context(self._parts, self._ends, self._first, self._end)
+            self._parts = self._ends = None  # type: ignore[assignment]
+        return text
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == (str(other) if isinstance(other, (str, LinkContext)) else other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __bool__(self) -> bool:
+        return bool(str(self))
+
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        return str, (str(self),)
+
+
 @dataclass(frozen=True, slots=True)
 class Outlink:
     url: str  # absolute, not yet canonicalised
     anchor: str
     nofollow: bool = False
-    context: str = ""  # visible text around the link (up to CONTEXT_CHARS each side)
+    # visible text around the link (up to CONTEXT_CHARS each side): a LinkContext (read it
+    # with str()) when extract() was asked for contexts, else ""
+    context: str | LinkContext = ""
     chrome: bool = False  # in the page's navigation, header, footer or a sidebar
 
 
@@ -101,7 +145,8 @@ def _names_chrome(value: str) -> bool:
 
 
 def _visible_text(root: lxml.etree._Element, with_context: bool = True,
-                  ) -> tuple[str, str, dict[Any, tuple[str, bool]], list[tuple[str, bool]]]:
+                  ) -> tuple[str, str, dict[Any, tuple[str | LinkContext, bool]],
+                             list[tuple[str, bool]]]:
     """The page's visible text, its main text (without chrome), each visible link's
     context: the text around it (only ``with_context``: else "") and whether it sits in the
     page's chrome, and the text's runs in and out of the chrome (``ExtractedPage.runs``).
@@ -147,11 +192,11 @@ def _visible_text(root: lxml.etree._Element, with_context: bool = True,
     if start.tail:  # walk() added the body's tail, which lies outside the body
         parts.pop()
         chrome.pop()
-    contexts: dict[Any, tuple[str, bool]] = {}
+    contexts: dict[Any, tuple[str | LinkContext, bool]] = {}
     if with_context:
         ends = list(accumulate(map(len, parts), initial=0))  # ends[i]: length of parts[:i]
         for el, first, end, in_chrome in spans:
-            contexts[el] = (_context(parts, ends, first, end), in_chrome)
+            contexts[el] = (LinkContext(parts, ends, first, end), in_chrome)
     else:
         for el, _first, _end, in_chrome in spans:
             contexts[el] = ("", in_chrome)
@@ -262,7 +307,7 @@ def extract(html: str, url: str, *, with_context: bool = True) -> ExtractedPage:
     """Parse ``html`` fetched from ``url``; never raises on bad markup.
 
     ``with_context=False`` leaves every link's ``context`` empty: only the learned order reads
-    it.
+    it (a :class:`LinkContext`, made into text when read).
     """
     page = ExtractedPage(base=url)
     if not html or not html.strip():

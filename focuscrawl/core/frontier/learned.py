@@ -386,7 +386,7 @@ class Learned(Frontier):
         parent = link.parent
         grandparent = self.parents.get(parent) if parent is not None else None
         cols, vals, dense = self.featurizer.link(
-            link.url, link.host, anchor=link.anchor, context=link.context,
+            link.url, link.host, anchor=link.anchor, context=str(link.context),
             parent_host=self._host_of(parent), seed=parent is None, chrome=link.chrome,
             parent=self._parent_relevance(link),
             grandparent=self.labels.get(grandparent, 0.0) if grandparent else 0.0,

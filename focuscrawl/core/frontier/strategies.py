@@ -61,7 +61,9 @@ class Link:
     keyword: bool = False  # the anchor text or the URL contains a topic keyword (Cho)
     force: bool = False  # queue again even if seen (a retry)
     payload: Any = None  # opaque data the caller wants back with the entry
-    context: str = ""  # text around the link in its parent (the learned order's evidence)
+    # text around the link in its parent (the learned order's evidence): a str, or an object
+    # whose str() is the text, made when first read (extract.LinkContext)
+    context: Any = ""
     chrome: bool = False  # the link sits in its parent's navigation, header, footer or sidebar
 
 

@@ -35,7 +35,11 @@ prints them as they come, then:
 * bytes per URL handed out in the seen-set alone (``Frontier.done``, measured on the structure);
 * the same over the second half of the crawl only (marginal: without the start-up's fixed
   growth, the model's tables, Scrapy's warm-up), and the RSS 10,000,000 queued URLs would take
-  at that marginal rate (the goal: <= 1.5 GB).
+  at that marginal rate (the goal: <= 1.5 GB);
+* the same goal per page fetched, over the last 10% of the pages: RSS growth per page and URLs
+  queued per page, so the RSS at the page that brings the queue to 10,000,000 (once the spill
+  holds the queue in memory flat, the growth left is per page, which the rate above charges to
+  the queued URLs).
 """
 
 from __future__ import annotations
@@ -739,7 +743,26 @@ def main() -> int:
     at_10m = last["rss"] + (10_000_000 - queued) * marginal
     print(f"10,000,000 queued URLs at the marginal rate: {at_10m / 2**30:.2f} GB RSS "
           f"({at_10m / 1.5 / 2**30:.2f}x the 1.5 GB goal)")
+    _per_page_projection(samples)
     return 0
+
+
+def _per_page_projection(samples: list[dict[str, Any]]) -> None:
+    """The same goal per page fetched, over the last 10% of the pages: once the spill holds
+    the queue in memory flat, what still grows grows with the pages fetched (their scores,
+    labels, fingerprints), and the URLs queued per page say how many pages 10M takes."""
+    last = samples[-1]
+    start = next(s for s in samples if s["pages"] >= last["pages"] * 0.9)
+    pages = last["pages"] - start["pages"]
+    queued = last.get("queued", 0) - start.get("queued", 0)
+    if pages <= 0 or queued <= 0:
+        return
+    per_page = (last["rss"] - start["rss"]) / pages
+    more = (10_000_000 - last.get("queued", 0)) / (queued / pages)
+    at_10m = last["rss"] + more * per_page
+    print(f"last 10% of the pages: {per_page:,.0f} bytes of RSS per page fetched, "
+          f"{queued / pages:.1f} URLs queued per page; at those rates 10,000,000 queued URLs "
+          f"come {more:,.0f} pages later at {at_10m / 2**30:.2f} GB RSS")
 
 
 if __name__ == "__main__":

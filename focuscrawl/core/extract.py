@@ -71,9 +71,6 @@ class LinkContext:
     def __hash__(self) -> int:
         return hash(str(self))
 
-    def __bool__(self) -> bool:
-        return bool(str(self))
-
     def __reduce__(self) -> tuple[type[str], tuple[str]]:
         return str, (str(self),)
 

@@ -190,8 +190,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     data = docweb_data()
     urls, idx, graph, _, _ = sim.load(str(data / "corpus.jsonl.gz"))
     topics = json.loads((data / "topics.json").read_text("utf-8"))["topics"]
-    blocked = {i for i, u in enumerate(urls)
-               if "/stable/auto_examples/" in u and "scikit-learn.org" in u}  # robots.txt
+    blocked = robots_blocked(urls, data / "hosts.json")
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
     found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
     for t in topics:
@@ -252,6 +251,19 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                                      + f"   better on {sum(d > 0 for d in diffs)}/{len(diffs)},"
                                      f" worse on {sum(d < 0 for d in diffs)}")
     return "\n".join(lines)
+
+
+def robots_blocked(urls: list[str], hosts_file: Path) -> set[int]:
+    """The pages docweb's robots.txt files disallow (the oracle skips them, as a crawl does)."""
+    import json
+    from urllib.parse import urlsplit
+
+    from protego import Protego
+
+    hosts = json.loads(hosts_file.read_text("utf-8"))["hosts"]
+    rules = {h: Protego.parse(v["robots"]) for h, v in hosts.items() if v.get("robots")}
+    return {i for i, u in enumerate(urls)
+            if (r := rules.get(urlsplit(u).hostname or "")) and not r.can_fetch(u, "*")}
 
 
 def _count(pages: list[str], rel: set[str], seeds: list[str], budgets: list[int]) -> list[int]:

@@ -23,7 +23,7 @@ from .urls import URL_CACHE_SIZE
 _INVISIBLE = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
 _REFRESH_RE = re.compile(r"^\s*\d*\s*[;,]?\s*url\s*=\s*['\"]?([^'\"]+)", re.IGNORECASE)
 # lxml refuses a str that starts with an XML declaration naming an encoding (XHTML pages, e.g.
-# PostgreSQL's DocBook manual): the text is decoded already, so the declaration is dropped.
+# DocBook manuals): the text is decoded already, so the declaration is dropped.
 _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 # lxml.etree's HTML parser, not lxml.html's: the same tree, but lxml.html picks each element's
 # Python class with a Python callback every time an element is touched (4% of a replayed

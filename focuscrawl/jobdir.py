@@ -298,6 +298,10 @@ class Jobdir:
             # under the bound)
             saved.setdefault("rerank_max", self.order_options.get("rerank_max"))
             saved.setdefault("rerank_batch", self.order_options.get("rerank_batch"))
+            if "same_across_schemes" not in saved:  # a JOBDIR from before: as it began
+                saved["same_across_schemes"] = False
+                self.frontier.same_across_schemes = False
+                self.order_options["same_across_schemes"] = False
             self._keep_old_memory_default(saved)
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])

@@ -38,6 +38,7 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
         "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
         "frontier_memory": s.getint("FOCUS_FRONTIER_MEMORY", FRONTIER_MEMORY),
+        "same_across_schemes": s.getbool("FOCUS_SAME_ACROSS_SCHEMES", True),
         "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
         "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
         "explore_hosts": _float_or_none(s.get("FOCUS_EXPLORE_HOSTS")),

@@ -347,7 +347,8 @@ class FocusScheduler:
         if f is None:
             return
         stats = self.stats
-        for name in ("pages", "pages_hot", "promotions", "evicted", "batches", "duplicates"):
+        for name in ("pages", "pages_hot", "promotions", "evicted", "batches", "duplicates",
+                     "scheme_twins"):
             stats.set_value(f"focus/{name}", f.stats.get(name, 0))
         for name, value in f.describe().items():
             stats.set_value(f"focus/{name}", value)

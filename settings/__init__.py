@@ -108,6 +108,14 @@ FOCUS_FRONTIER_MEMORY = 500_000  # URLs queued in memory at most (0: no limit). 
 #   with (one started under the old default, 2,000,000, resumes under it when this is left
 #   at the default).  FocusPriorityQueue
 #   (focuscrawl's order inside Scrapy's own scheduler) never spills
+FOCUS_SAME_ACROSS_SCHEMES = True  # http://host/p and https://host/p are one page: a link to
+#   one is a duplicate while the other is queued or was fetched as a page (not when it only
+#   redirected: its target is fetched).  Only without a port in the URL.  Sites serve both
+#   (old absolute links, http redirecting to https), and a crawl that takes them for two
+#   pages fetches the page twice or pays a redirect: on docweb one topic's 500-page learned
+#   crawl fetched 154 pages twice this way (counted in focus/scheme_twins, and among
+#   focus/duplicates).  Every order; part of the crawl order (a JOBDIR from
+#   before the setting resumes without it).  The distributed mode takes them as two URLs.
 
 # -- The learned order (focuscrawl.core.frontier.learned, focuscrawl.core.learning) --------------
 # A link's priority is P(its target is relevant), predicted from its anchor text, URL, nearby

@@ -353,3 +353,59 @@ def test_work_conserving_best_n_first_opens_the_next_batch_for_idle_servers():
     assert conserving.pop().host == "a.test"
     # nothing at all ready: no batch is opened for nobody
     assert conserving.pop(lambda h: False) is None and conserving.stats["batches"] == 2
+
+
+# -- one page over two schemes ----------------------------------------------------------------
+def test_scheme_twin_is_the_url_over_the_other_scheme():
+    from focuscrawl.core.urls import scheme_twin
+
+    assert scheme_twin("https://h.test/a/b?q=1") == "http://h.test/a/b?q=1"
+    assert scheme_twin("http://h.test/") == "https://h.test/"
+    assert scheme_twin("http://h.test") == "https://h.test"
+    # a port, IPv6 brackets or user info: not known to be the same server
+    for url in ("http://h.test:8080/", "http://[::1]/", "http://u@h.test/", "ftp://h.test/"):
+        assert scheme_twin(url) is None
+
+
+def _web_link(url: str, parent: str | None = None, score: float = 0.5) -> Link:
+    from focuscrawl.core.urls import host
+
+    return Link(url, host=host(url), parent=parent, parent_score=score, anchor="page")
+
+
+@pytest.mark.parametrize("name", ["breadth-first", "best-first", "cho", "learned"])
+def test_a_page_over_the_other_scheme_is_a_duplicate(name):
+    f = make_frontier(name, keywords=["page"], same_across_schemes=True)
+    f.add(_web_link("https://h.test/"))
+    root = f.pop()
+    assert root is not None and root.url == "https://h.test/"
+    f.crawled(root.url, 0.5, False)
+    # queued over https: the http link is the same URL found again
+    assert f.add(_web_link("https://h.test/q", parent=root.url)) is True
+    f.add(_web_link("http://h.test/q", parent=root.url))
+    # fetched over https: so is a link to it over http
+    f.add(_web_link("http://h.test/", parent=root.url))
+    f.flush()
+    assert len(f) == 1 and f.stats["scheme_twins"] == 2
+    urls = []
+    while (entry := f.pop()) is not None:
+        urls.append(entry.url)
+    assert urls == ["https://h.test/q"]
+
+
+def test_the_target_of_a_redirect_to_the_other_scheme_is_fetched():
+    f = make_frontier("best-first", same_across_schemes=True)
+    f.add(_web_link("http://h.test/p"))
+    entry = f.pop()
+    assert entry is not None
+    f.failed(entry.url, learn=False)  # 301 to https: no page at http://h.test/p
+    assert f.add(_web_link("https://h.test/p")) is True
+    assert [f.pop().url] == ["https://h.test/p"]  # type: ignore[union-attr]
+    assert f.stats["scheme_twins"] == 0
+
+
+def test_two_schemes_are_two_urls_when_the_setting_is_off():
+    f = make_frontier("best-first", same_across_schemes=False)
+    f.add(_web_link("https://h.test/q"))
+    assert f.add(_web_link("http://h.test/q")) is True
+    assert len(f) == 2 and f.stats["scheme_twins"] == 0

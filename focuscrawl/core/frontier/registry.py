@@ -19,7 +19,8 @@ STRATEGIES: dict[str, Callable[..., Frontier]] = {
 }
 DEFAULT_STRATEGY = "learned"
 # the options each strategy understands, beyond the common ones
-_COMMON = {"max_buffer", "round_robin", "seed", "distance_limit", "frontier_memory"}
+_COMMON = {"max_buffer", "round_robin", "seed", "distance_limit", "frontier_memory",
+           "same_across_schemes"}
 _OPTIONS = {
     "cho": {"reorder"},
     "cho-distance": {"reorder"},

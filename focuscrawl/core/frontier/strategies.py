@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, ClassVar
 
+from ..urls import scheme_twin
 from .linkgraph import LinkGraph
 from .queues import FIELDS, Entry, Key, ServerQueues
 from .seen import FingerprintSet, fingerprint
@@ -79,9 +80,11 @@ class Frontier:
 
     def __init__(
         self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,
-        distance_limit: int = 3, frontier_memory: int = 0,
+        distance_limit: int = 3, frontier_memory: int = 0, same_across_schemes: bool = False,
     ) -> None:
         self.max_buffer = max_buffer
+        # http://h/p and https://h/p are one page (FOCUS_SAME_ACROSS_SCHEMES)
+        self.same_across_schemes = same_across_schemes
         self.round_robin = round_robin
         self.seed = seed
         self.queues = ServerQueues(round_robin)
@@ -172,9 +175,29 @@ class Frontier:
         if not link.force and self.done.has_fp(fp):
             self.stats["duplicates"] += 1
             return False
+        if self.same_across_schemes and not link.force:
+            twin = self._twin_known(link)
+            if twin is not None:
+                return twin
         if not self.admit(link):
             return False
         return None
+
+    def _twin_known(self, link: Link) -> bool | None:
+        """_known() for the same URL over the other scheme: a link to it when it is queued
+        (in memory: it may improve; on disk), or when it was fetched as a page.  Not when it
+        was only handed out: a page at ``http://h/p`` that redirects to ``https://h/p`` gave
+        no page, and its target must be fetched."""
+        twin = scheme_twin(link.url)
+        if twin is None:
+            return None
+        entry = self.entries.get(twin)
+        if entry is None and twin not in self.scores and not (
+                self.spilled is not None and twin in self.spilled.urls):
+            return None
+        self.stats["duplicates"] += 1
+        self.stats["scheme_twins"] += 1
+        return self.improve(entry, link) if entry is not None else False
 
     def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
         """Report a fetched page's score; the frontier learns from its own crawl only.

@@ -342,6 +342,49 @@ def test_snapshot_restore_continues_the_same_order(at, options):
     assert len(whole) > at + 50
 
 
+def _as_before_fingerprints(state: dict, names: set[str]) -> dict:
+    """``state`` as a snapshot from before the fingerprint maps: URL strings as keys."""
+    from focuscrawl.core.fingerprints import fingerprint
+
+    name = {fingerprint(n): n for n in names}
+
+    def pairs(packed):
+        _, keys, values = packed
+        return zip(map(name.__getitem__, np.frombuffer(keys, dtype="<u8").tolist()),
+                   np.frombuffer(values, dtype="<u8" if packed[0] == "Q" else
+                                 ("<f8" if packed[0] == "d" else "<i8")).tolist(), strict=True)
+
+    state["scores"] = dict(pairs(state["scores"]))
+    old = state["learned"]
+    old["labels"] = dict(pairs(old["labels"]))
+    old["parents"] = {u: name[p] for u, p in pairs(old["parents"])}
+    old["children"] = {name[k]: v for k, v in old["children"].items()}
+    slots, labels, dyn, ex_of, base = old["examples"]
+    old["examples"] = (slots, labels, dyn, {name[k]: i for k, i in ex_of.items()}, base)
+    for area in ("hosts", "dirs", "hubs"):
+        old[area]["ids"] = dict(pairs(old[area]["ids"]))
+    return state
+
+
+@pytest.mark.parametrize("at", [7, 120])
+def test_a_snapshot_from_before_the_fingerprint_maps_continues_the_same_order(at):
+    """A JOBDIR written before the per-page maps were keyed by fingerprint resumes exactly."""
+    from focuscrawl.core.learning.features import directory_of
+
+    web = hidden_web(5)
+    urls = set(web) | {u for _, _, links in web.values() for u, _ in links}
+    names = urls | {host(u) for u in urls} | {directory_of(u) for u in urls} | {""}
+
+    class Before(Learned):
+        def restore(self, state: dict) -> None:
+            super().restore(_as_before_fingerprints(state, names))
+
+    whole = virtual_crawl(learned(), web, ["http://portal.test/"])
+    resumed = virtual_crawl(learned(), web, ["http://portal.test/"], snapshot_at=at,
+                            remake=lambda: Before(keywords=TOPIC, learn_every=5))
+    assert resumed == whole
+
+
 @pytest.mark.parametrize("at", [8, 9, 19, 40])
 def test_a_url_in_flight_at_a_stop_is_handed_out_again_in_its_place(at):
     """A resumed crawl puts back what was in flight; the host bandit's turns (every tenth URL

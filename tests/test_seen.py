@@ -75,3 +75,28 @@ def test_frontier_snapshot_keeps_the_seen_set_and_reads_the_old_format() -> None
     h = make_frontier("breadth-first")
     h.restore(state)
     assert all(u in h.done for u in handed) and len(h.done) == 4
+
+
+def test_a_fingerprint_map_agrees_with_a_dict_through_growth_and_snapshots() -> None:
+    from focuscrawl.core.fingerprints import FingerprintMap
+
+    rng = random.Random(11)
+    urls = [f"https://h{rng.randrange(40)}.test/p/{i}" for i in range(30_000)]
+    m, ref = FingerprintMap("d"), {}
+    for url in urls:
+        if rng.random() < 0.7:
+            value = rng.random()
+            m[url] = ref[url] = value
+            if rng.random() < 0.2:  # set again: a new value, not a new key
+                m[url] = ref[url] = value + 1.0
+    assert len(m) == len(ref) > 1024
+    assert [m.get(u) for u in urls] == [ref.get(u) for u in urls]
+    assert m.nbytes / len(m) <= 32  # 16 bytes a slot, at least half full
+    copy = FingerprintMap.from_state(pickle.loads(pickle.dumps(m.to_state())))
+    assert [copy.get(u, -1.0) for u in urls] == [ref.get(u, -1.0) for u in urls]
+    parents = FingerprintMap("Q")  # another URL's fingerprint as the value
+    parents["https://a.test/x"] = fingerprint("https://a.test/")
+    assert parents.get("https://a.test/x") == fingerprint("https://a.test/")
+    assert parents.get_fp(fingerprint("https://a.test/")) is None
+    # a snapshot from before the maps: a dict keyed by URL
+    assert FingerprintMap.from_state({"https://a.test/": 0.25})["https://a.test/"] == 0.25

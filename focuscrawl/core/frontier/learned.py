@@ -55,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from ..fingerprints import FingerprintMap, fingerprint
 from ..learning import (
     DENSE,
     AreaStats,
@@ -300,9 +301,11 @@ class Learned(Frontier):
         self.hosts = AreaStats()
         self.dirs = AreaStats()
         self.hubs = AreaStats()  # per parent page: how relevant its fetched children were
-        self.children: dict[str, list[str]] = {}  # page -> its links' URLs, in page order
-        self.labels: dict[str, float] = {}  # fetched page -> its relevance label
-        self.parents: dict[str, str] = {}  # fetched page -> the page it was reached from
+        # page (fingerprint) -> its links' URLs, in page order: the last ``memory`` pages
+        self.children: dict[int, list[str]] = {}
+        # per page fetched, for the whole crawl: by fingerprint, no URL string kept
+        self.labels = FingerprintMap("d")  # fetched page -> its relevance label
+        self.parents = FingerprintMap("Q")  # page handed out -> the page it was reached from
         self._pending: list[tuple[Entry, int]] = []  # links found, not scored yet
         self._queued = QueuedSlots()  # slot -> queued entry, score (the bounded re-rank's)
         self._fetching: dict[str, int] = {}  # URL handed out -> its example's slot
@@ -310,7 +313,7 @@ class Learned(Frontier):
         self._ex_slot: list[int] = []
         self._ex_label: list[float] = []
         self._ex_dyn: list[tuple[float, ...]] = []
-        self._ex_of: dict[str, int] = {}  # fetched page -> its example number
+        self._ex_of: dict[int, int] = {}  # fetched page (fingerprint) -> its example number
         self._ex_base = 0  # example number of _ex_slot[0]
         self._extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
         self._digest: PageDigest | None = None
@@ -364,9 +367,10 @@ class Learned(Frontier):
     def _child(self, parent: str, url: str) -> None:
         """Remember the link's place among its parent's links (for link nearness), for the
         ``memory`` most recent parents only: memory stays bounded on a long crawl."""
-        children = self.children.get(parent)
+        key = fingerprint(parent)
+        children = self.children.get(key)
         if children is None:
-            children = self.children[parent] = []
+            children = self.children[key] = []
             if len(self.children) > self.memory:
                 del self.children[next(iter(self.children))]
         children.append(url)
@@ -384,12 +388,12 @@ class Learned(Frontier):
 
     def _featurize(self, link: Link) -> int:
         parent = link.parent
-        grandparent = self.parents.get(parent) if parent is not None else None
+        grandparent = self.parents.get(parent) if parent is not None else None  # a fingerprint
         cols, vals, dense = self.featurizer.link(
             link.url, link.host, anchor=link.anchor, context=str(link.context),
             parent_host=self._host_of(parent), seed=parent is None, chrome=link.chrome,
             parent=self._parent_relevance(link),
-            grandparent=self.labels.get(grandparent, 0.0) if grandparent else 0.0,
+            grandparent=self.labels.get_fp(grandparent, 0.0) if grandparent else 0.0,
             depth=link.depth,
         )
         return self.store.add(cols, vals, dense, self.hosts.id(link.host),
@@ -582,7 +586,7 @@ class Learned(Frontier):
             if len(self._fetching) > _MAX_FETCHING:  # pages that never reported back
                 self.store.free(self._fetching.pop(next(iter(self._fetching))))
         if entry.parent is not None:
-            self.parents[entry.url] = entry.parent
+            self.parents[entry.url] = fingerprint(entry.parent)
 
     # -- learning ---------------------------------------------------------------------------
     def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None = None
@@ -669,7 +673,7 @@ class Learned(Frontier):
         else:
             self._reached.setdefault(host_id, False)
         self.dirs.add(int(areas[1]), label)
-        self._ex_of[url] = self._ex_base + len(self._ex_slot)
+        self._ex_of[fingerprint(url)] = self._ex_base + len(self._ex_slot)
         self._ex_slot.append(slot)
         self._ex_label.append(label)
         self._ex_dyn.append(tuple(float(x) for x in dyn))
@@ -686,7 +690,7 @@ class Learned(Frontier):
                 if 0 <= i < len(self._ex_label) and self._ex_label[i] < reward:
                     self._ex_label[i] = reward
                     batch.append(i)
-                node = self.parents.get(node)
+                node = self.parents.get_fp(node)
         self._train(batch)
         self._siblings(url, int(areas[2]), label)
         if len(self._ex_slot) > self.memory:
@@ -884,8 +888,8 @@ class Learned(Frontier):
             "dirs": self.dirs.snapshot(),
             "hubs": self.hubs.snapshot(),
             "children": {k: list(v) for k, v in self.children.items()},
-            "labels": dict(self.labels),
-            "parents": dict(self.parents),
+            "labels": self.labels.to_state(),
+            "parents": self.parents.to_state(),
             "fetching": dict(self._fetching),
             "reached": dict(self._reached),
             "pending": [(e.url, slot) for e, slot in self._pending],
@@ -907,9 +911,13 @@ class Learned(Frontier):
         self.hosts.restore(learned["hosts"])
         self.dirs.restore(learned["dirs"])
         self.hubs.restore(learned["hubs"])
-        self.children = {k: list(v) for k, v in learned["children"].items()}
-        self.labels = dict(learned["labels"])
-        self.parents = dict(learned["parents"])
+        # snapshots before the fingerprint maps kept URL strings as keys (and as parents)
+        self.children = {_fp(k): list(v) for k, v in learned["children"].items()}
+        self.labels = FingerprintMap.from_state(learned["labels"])
+        parents = learned["parents"]
+        self.parents = FingerprintMap.from_state(
+            {u: fingerprint(p) for u, p in parents.items()} if isinstance(parents, dict)
+            else parents, "Q")
         self._fetching = dict(learned["fetching"])
         # not in snapshots made before the host bandit
         self._reached = dict(learned.get("reached", {}))
@@ -919,7 +927,7 @@ class Learned(Frontier):
         self._pending = [(self.entries[url], slot) for url, slot in learned["pending"]]
         slots, labels, dyn, ex_of, base = learned["examples"]
         self._ex_slot, self._ex_label, self._ex_dyn = list(slots), list(labels), list(dyn)
-        self._ex_of, self._ex_base = dict(ex_of), base
+        self._ex_of, self._ex_base = {_fp(k): i for k, i in ex_of.items()}, base
         index = self._queued = QueuedSlots(max(256, self.store.rows))
         for entry in self.entries.values():
             if entry.queued and entry.extra is not None:
@@ -932,3 +940,8 @@ class Learned(Frontier):
     def describe(self) -> dict[str, int | float]:
         return {"frontier": len(self), "learned_examples": len(self._ex_slot),
                 "profile_version": self.profile.version, "host_bandit_picks": self.bandit_picks}
+
+
+def _fp(key: int | str) -> int:
+    """A key of a snapshot's map: a fingerprint, or a URL in snapshots from before them."""
+    return fingerprint(key) if isinstance(key, str) else key

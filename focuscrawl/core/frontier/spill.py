@@ -34,8 +34,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from ..fingerprints import FingerprintSet
 from .queues import Key
-from .seen import FingerprintSet
 
 #: a spill brings the URLs queued in memory down to this share of the limit (it looks at every
 #: queued URL once, so it moves a quarter of them: about 4 URLs looked at per URL spilled) ...

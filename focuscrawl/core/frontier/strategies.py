@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, ClassVar
 
+from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
 from ..urls import scheme_twin
 from .linkgraph import LinkGraph
 from .queues import FIELDS, Entry, Key, ServerQueues
-from .seen import FingerprintSet, fingerprint
 from .spill import Spilled, SpillStore
 
 Ready = Callable[[str], bool] | None
@@ -92,7 +92,8 @@ class Frontier:
         # handed out for fetching: 8-byte fingerprints, not URL strings (a crawl hands out
         # millions; a set of strings spends ~150 bytes on each)
         self.done = FingerprintSet()
-        self.scores: dict[str, float] = {}  # crawled page -> its score
+        # crawled page -> its score, by fingerprint (a crawl fetches millions)
+        self.scores = FingerprintMap("d")
         self.graph = LinkGraph(distance_limit) if self.uses_graph else None
         self.stats: Counter[str] = Counter()
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
@@ -475,7 +476,7 @@ class Frontier:
             "entries": [(*e.fields(), e.queued)
                         for e in sorted(self.entries.values(), key=lambda e: e.seq)],
             "done": self.done.to_bytes(),
-            "scores": self.scores,
+            "scores": self.scores.to_state(),
             "graph": self.graph.snapshot() if self.graph is not None else None,
             "stats": dict(self.stats),
             "cursor": self.queues._cursor,  # round-robin: the queue read next
@@ -491,7 +492,7 @@ class Frontier:
         done = state["done"]  # fingerprints; a list of URLs in snapshots before them
         self.done = (FingerprintSet.from_bytes(done) if isinstance(done, bytes)
                      else FingerprintSet(done))
-        self.scores = dict(state["scores"])
+        self.scores = FingerprintMap.from_state(state["scores"])  # a dict before
         if state["graph"] is not None:
             self.graph = LinkGraph.restore(state["graph"])
         self.stats = Counter(state["stats"])

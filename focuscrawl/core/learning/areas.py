@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from ..fingerprints import FingerprintMap
+
 
 class AreaStats:
     """Per-area counts of fetched pages and the sum of their relevance labels."""
 
     def __init__(self, prior_weight: float = 2.0) -> None:
         self.prior_weight = prior_weight
-        self.ids: dict[str, int] = {}
+        # area (a host, a directory, a page) -> its number, by fingerprint: a crawl meets
+        # an area per page it fetches (the pages are the hub areas), no string is kept
+        self.ids = FingerprintMap("q")
         self.n = np.zeros(64, dtype=np.float64)
         self.s = np.zeros(64, dtype=np.float64)
         self.total_n = 0.0
@@ -31,7 +35,8 @@ class AreaStats:
     def id(self, key: str) -> int:
         i = self.ids.get(key)
         if i is None:
-            i = self.ids[key] = len(self.ids)
+            i = len(self.ids)
+            self.ids[key] = i
             if i >= len(self.n):
                 self.n = np.resize(self.n, 2 * i)
                 self.s = np.resize(self.s, 2 * i)
@@ -62,11 +67,11 @@ class AreaStats:
 
     def snapshot(self) -> dict[str, Any]:
         k = len(self.ids)
-        return {"ids": dict(self.ids), "n": self.n[:k].tobytes(), "s": self.s[:k].tobytes(),
+        return {"ids": self.ids.to_state(), "n": self.n[:k].tobytes(), "s": self.s[:k].tobytes(),
                 "total": (self.total_n, self.total_s)}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.ids = dict(state["ids"])
+        self.ids = FingerprintMap.from_state(state["ids"], "q")  # a dict of strings before
         k = len(self.ids)
         self.n = np.zeros(max(64, 2 * k))
         self.s = np.zeros(max(64, 2 * k))

@@ -1,4 +1,4 @@
-"""The seen-set as 64-bit URL fingerprints in an open-addressing table (no Scrapy).
+"""URL fingerprints (no Scrapy): the seen-set, and maps keyed by fingerprint.
 
 A Python ``set`` of URL strings costs about 150 bytes a URL (the string object and its slot);
 a crawl that hands out millions of URLs spends hundreds of megabytes on remembering them.
@@ -169,3 +169,122 @@ class FingerprintSet:
         if not table[i]:
             table[i] = fp
             self._len += 1
+
+
+class FingerprintMap(FingerprintSet):
+    """URL -> number, keyed by the URL's 8-byte fingerprint: no URL string is kept.
+
+    What a crawl remembers of every page it fetched (its score, its relevance label, the page
+    it was reached from) was a dict keyed by URL strings: ~100-150 bytes a page each, for the
+    whole crawl (bench/scale.py counted ~400 bytes a page fetched in four such dicts).  Here a
+    page costs its fingerprint and its value in two parallel tables, 16 bytes at most at the
+    table's load: 21-32 bytes.  ``typecode`` is the values' ``array`` type ("d": a float,
+    "Q": another URL's fingerprint, "q": an integer).  Same collision caveat as the set.
+    """
+
+    __slots__ = ("_values", "_typecode")
+
+    def __init__(self, typecode: str = "d", items: Iterable[tuple[str, float]] = ()) -> None:
+        self._typecode = typecode
+        super().__init__()
+        for url, value in items:
+            self[url] = value
+
+    def get(self, url: str, default: float | None = None) -> float | None:
+        return self.get_fp(fingerprint(url), default)
+
+    def get_fp(self, fp: int, default: float | None = None) -> float | None:
+        i = self._probe(fp)
+        return self._values[i] if self._table[i] else default
+
+    def __getitem__(self, url: str) -> float:
+        value = self.get(url)
+        if value is None:
+            raise KeyError(url)
+        return value
+
+    def __setitem__(self, url: str, value: float) -> None:
+        self.set_fp(fingerprint(url), value)
+
+    def set_fp(self, fp: int, value: float) -> None:
+        i = self._probe(fp)
+        self._values[i] = value
+        if not self._table[i]:
+            self._table[i] = fp
+            self._len += 1
+            if self._len > self._limit:
+                self._grow()
+
+    def add_fp(self, fp: int) -> None:
+        raise TypeError("a FingerprintMap is set by key and value")
+
+    def discard_fp(self, fp: int) -> None:
+        raise TypeError("a FingerprintMap does not remove keys")
+
+    @property
+    def nbytes(self) -> int:
+        return self._capacity * (8 + self._values.itemsize)
+
+    # -- persistence -----------------------------------------------------------------------
+    def to_state(self) -> tuple[str, bytes, bytes]:
+        """(typecode, fingerprints, values): the keys sorted, each with its value."""
+        keys, values = self._items()
+        return (self._typecode, keys.astype("<u8").tobytes(), values.tobytes())
+
+    @classmethod
+    def from_state(cls, state: tuple[str, bytes, bytes] | dict[str, float],
+                   typecode: str = "d") -> FingerprintMap:
+        """A map from :meth:`to_state`, or from a dict of URLs (a snapshot from before)."""
+        if isinstance(state, dict):
+            return cls(typecode, state.items())
+        code, keys, values = state
+        m = cls(code)
+        fps = np.frombuffer(keys, dtype="<u8").astype(np.uint64)
+        if fps.size:
+            m._load_items(fps, np.frombuffer(values, dtype=m._values.typecode))
+        return m
+
+    # -- the table ---------------------------------------------------------------------------
+    def _items(self) -> tuple[np.ndarray, np.ndarray]:
+        """The fingerprints, sorted, and their values (copies: the table may be replaced)."""
+        table = np.frombuffer(self._table, dtype=np.uint64)
+        held = np.frombuffer(self._values, dtype=self._typecode)
+        full = table != 0
+        keys, values = table[full], held[full]
+        del table, held  # the arrays' buffers are exported while a view exists
+        order = np.argsort(keys)
+        return keys[order], values[order]
+
+    def _alloc(self, capacity: int) -> None:
+        super()._alloc(capacity)
+        self._values = array(self._typecode, bytes(array(self._typecode).itemsize * capacity))
+
+    def _grow(self) -> None:
+        keys, values = self._items()
+        self._len = 0
+        self._alloc(int(self._capacity * _GROWTH))
+        self._load_items(keys, values)
+
+    def _load_items(self, fps: np.ndarray, values: np.ndarray) -> None:
+        """Insert distinct, sorted fingerprints and their values into an empty table."""
+        n = int(fps.size)
+        capacity = max(_MIN_CAPACITY, self._capacity)
+        while n > capacity * _MAX_LOAD:
+            capacity = int(capacity * _GROWTH)
+        if capacity != self._capacity:
+            self._alloc(capacity)
+        home = ((fps >> np.uint64(32)) * np.uint64(capacity)) >> np.uint64(32)
+        steps = np.arange(n, dtype=np.int64)
+        slots = np.maximum.accumulate(home.astype(np.int64) - steps) + steps
+        fit = slots < capacity
+        table = np.frombuffer(self._table, dtype=np.uint64)
+        table[slots[fit]] = fps[fit]
+        held = np.frombuffer(self._values, dtype=self._typecode)
+        held[slots[fit]] = values[fit]
+        del table, held
+        self._len = int(fit.sum())
+        for fp, value in zip(fps[~fit].tolist(), values[~fit].tolist(), strict=True):
+            self.set_fp(fp, value)  # runs past the end wrap to the start: a few at most
+
+    def _load(self, fps: np.ndarray) -> None:
+        raise TypeError("a FingerprintMap loads keys with their values")

@@ -143,6 +143,13 @@ class FingerprintSet:
 
     def _load(self, fps: np.ndarray) -> None:
         """Insert distinct, sorted fingerprints into an empty table, vectorised."""
+        _, fit = self._place(fps)
+        for fp in fps[~fit].tolist():  # runs past the end wrap to the start: a few at most
+            self._insert_fp(fp)
+
+    def _place(self, fps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Size the empty table for distinct, sorted ``fps`` and place those whose probe run
+        does not wrap past the end; their slots, and which ones were placed."""
         n = int(fps.size)
         capacity = max(_MIN_CAPACITY, self._capacity)
         while n > capacity * _MAX_LOAD:
@@ -158,8 +165,7 @@ class FingerprintSet:
         table[slots[fit]] = fps[fit]
         del table
         self._len = int(fit.sum())
-        for fp in fps[~fit].tolist():  # runs past the end wrap to the start: a few at most
-            self._insert_fp(fp)
+        return slots, fit
 
     def _insert_fp(self, fp: int) -> None:
         table, capacity = self._table, self._capacity
@@ -267,22 +273,10 @@ class FingerprintMap(FingerprintSet):
 
     def _load_items(self, fps: np.ndarray, values: np.ndarray) -> None:
         """Insert distinct, sorted fingerprints and their values into an empty table."""
-        n = int(fps.size)
-        capacity = max(_MIN_CAPACITY, self._capacity)
-        while n > capacity * _MAX_LOAD:
-            capacity = int(capacity * _GROWTH)
-        if capacity != self._capacity:
-            self._alloc(capacity)
-        home = ((fps >> np.uint64(32)) * np.uint64(capacity)) >> np.uint64(32)
-        steps = np.arange(n, dtype=np.int64)
-        slots = np.maximum.accumulate(home.astype(np.int64) - steps) + steps
-        fit = slots < capacity
-        table = np.frombuffer(self._table, dtype=np.uint64)
-        table[slots[fit]] = fps[fit]
+        slots, fit = self._place(fps)
         held = np.frombuffer(self._values, dtype=self._typecode)
         held[slots[fit]] = values[fit]
-        del table, held
-        self._len = int(fit.sum())
+        del held
         for fp, value in zip(fps[~fit].tolist(), values[~fit].tolist(), strict=True):
             self.set_fp(fp, value)  # runs past the end wrap to the start: a few at most
 

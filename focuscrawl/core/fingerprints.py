@@ -182,7 +182,7 @@ class FingerprintMap(FingerprintSet):
 
     What a crawl remembers of every page it fetched (its score, its relevance label, the page
     it was reached from) was a dict keyed by URL strings: ~100-150 bytes a page each, for the
-    whole crawl (bench/scale.py counted ~400 bytes a page fetched in four such dicts).  Here a
+    whole crawl (bench/scale.py's census: ~380 bytes a page fetched in six of them).  Here a
     page costs its fingerprint and its value in two parallel tables, 16 bytes at most at the
     table's load: 21-32 bytes.  ``typecode`` is the values' ``array`` type ("d": a float,
     "Q": another URL's fingerprint, "q": an integer).  Same collision caveat as the set.

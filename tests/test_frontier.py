@@ -409,3 +409,15 @@ def test_two_schemes_are_two_urls_when_the_setting_is_off():
     f.add(_web_link("https://h.test/q"))
     assert f.add(_web_link("http://h.test/q")) is True
     assert len(f) == 2 and f.stats["scheme_twins"] == 0
+
+
+def test_a_page_queued_on_disk_over_the_other_scheme_is_a_duplicate():
+    f = make_frontier("best-first", frontier_memory=16, same_across_schemes=True)
+    for i in range(40):
+        f.add(Link(f"http://a.test/{i}", host="a.test", parent_score=i / 100))
+    assert "http://a.test/0" not in f.entries and "http://a.test/0" in f  # spilled
+    assert f.add(Link("https://a.test/0", host="a.test", parent_score=0.9)) is False
+    assert len(f) == 40 and f.stats["scheme_twins"] == 1
+    assert sorted(f.pop().url for _ in range(40)) == sorted(f"http://a.test/{i}" for i in range(40))
+    assert f.pop() is None
+    f.close()

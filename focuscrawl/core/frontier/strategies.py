@@ -193,9 +193,11 @@ class Frontier:
         if twin is None:
             return None
         entry = self.entries.get(twin)
-        if entry is None and twin not in self.scores and not (
-                self.spilled is not None and twin in self.spilled.urls):
-            return None
+        if entry is None:
+            fp = fingerprint(twin)  # once, for the two tables of fingerprints
+            if not self.scores.has_fp(fp) and not (
+                    self.spilled is not None and self.spilled.urls.has_fp(fp)):
+                return None
         self.stats["duplicates"] += 1
         self.stats["scheme_twins"] += 1
         return self.improve(entry, link) if entry is not None else False

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fingerprints import FingerprintMap
+from ..fingerprints import FingerprintMap, fingerprint
 
 
 class AreaStats:
@@ -33,10 +33,11 @@ class AreaStats:
         return len(self.ids)
 
     def id(self, key: str) -> int:
-        i = self.ids.get(key)
+        fp = fingerprint(key)  # once: a new area is looked up, then set
+        i = self.ids.get_fp(fp)
         if i is None:
             i = len(self.ids)
-            self.ids[key] = i
+            self.ids.set_fp(fp, i)
             if i >= len(self.n):
                 self.n = np.resize(self.n, 2 * i)
                 self.s = np.resize(self.s, 2 * i)

@@ -99,6 +99,7 @@ class Frontier:
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
         self._seq = 0
         self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
+        self._observed: str | None = None  # the last parent observe() found in scores
         # FOCUS_FRONTIER_MEMORY: past this many URLs queued in memory, the worst go to disk
         self.spilled: Spilled | None = Spilled(frontier_memory) if frontier_memory > 0 else None
 
@@ -421,8 +422,12 @@ class Frontier:
 
     def observe(self, link: Link) -> None:
         """Learn from the link's parent (score, hotness, the edge) before queueing."""
-        if link.parent is not None and link.parent not in self.scores:
-            self.crawled(link.parent, link.parent_score, link.parent_hot)
+        parent = link.parent
+        if parent is None or parent is self._observed:
+            return  # a page's links come together: its score is known from the first one
+        if parent not in self.scores:
+            self.crawled(parent, link.parent_score, link.parent_hot)
+        self._observed = parent  # a score is never removed: no need to look again
 
     def improve(self, entry: Entry, link: Link) -> bool:
         return False

@@ -1,16 +1,17 @@
 """Crash-safe persistence of FocusScheduler's state in JOBDIR (:class:`Jobdir`, which it holds).
 
 Every change to the crawl state is journaled as an operation before it is applied: "add" (a
-link reported), "batch" (Best-N-First chose its next batch), "take" (a URL handed out, with its
-lease), "scored" (a page's score and digest), "failed" (a URL that gave no page), "flush" (the
-learned order scored its new links while choosing nothing), "balance" (a frontier over
-FOCUS_FRONTIER_MEMORY spilled or took back a batch while choosing nothing; the batches are in the
-same database, see ``focuscrawl.core.frontier.stores.JournalSpill``), "finished" (a response counted
-against MAX_PAGES, with its crawl order) and "done" (everything the page produced is queued
-and its item written; see focuscrawl.middlewares.journal).  Opening restores the last
-snapshot, replays the journal through the same frontier API (``Frontier.take`` for a hand-out,
-so the replay does not depend on timing), then puts back every URL handed out and not done,
-uncounted, keeping its crawl order for the refetch.
+link reported), "inlink" (a link the spider dropped unbuilt that the learned order counted as
+one more in-link of a URL queued), "batch" (Best-N-First chose its next batch), "take" (a URL
+handed out, with its lease), "scored" (a page's score and digest), "failed" (a URL that gave
+no page), "flush" (the learned order scored its new links while choosing nothing), "balance"
+(a frontier over FOCUS_FRONTIER_MEMORY spilled or took back a batch while choosing nothing; the
+batches are in the same database, see ``focuscrawl.core.frontier.stores.JournalSpill``),
+"finished" (a response counted against MAX_PAGES, with its crawl order) and "done" (everything
+the page produced is queued and its item written; see focuscrawl.middlewares.journal).
+Opening restores the last snapshot, replays the journal through the same frontier API
+(``Frontier.take`` for a hand-out, so the replay does not depend on timing), then puts back
+every URL handed out and not done, uncounted, keeping its crawl order for the refetch.
 
 Commits happen at "finished" (a crawl order is durable before an item carries it), at "done" (a
 page's outlinks and its "done" become durable together, after its item line was written), and
@@ -363,6 +364,8 @@ class Jobdir:
             frontier.crawled(url, score, hot, op[4] if len(op) > 4 else None)
         elif kind == "failed":
             frontier.failed(op[1], op[2])
+        elif kind == "inlink":
+            frontier.count_inlink(op[1])
         elif kind == "flush":
             frontier.flush()
         elif kind == "balance":

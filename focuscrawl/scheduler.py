@@ -140,9 +140,11 @@ class FocusScheduler:
                                      counts=lambda: (self.pages, self._lease_seq))
                 self.pages, self._lease_seq = self.jobdir.load(self.frontier,
                                                                self.order_options)
-            # the spider drops the outlinks the order would ignore (a URL handed out)
+            # the spider drops the outlinks the order would ignore (a URL handed out) or only
+            # count as an in-link (a URL queued, in the learned order)
             self.services.known_urls.register(
-                self.frontier.ignores if self.frontier.may_ignore() else None)
+                None if not self.frontier.may_ignore()
+                else self._drops if self.frontier.counts_inlinks else self.frontier.ignores)
         except (NotConfigured, StoreError) as e:
             # one line and a non-zero exit (focuscrawl.commands.crawl), not a traceback: the
             # crawl ends at once, every request it is given is dropped
@@ -205,6 +207,20 @@ class FocusScheduler:
                 self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
         self._settle(lease, source)
         return queued
+
+    def _drops(self, url: str, parent_score: float, parent: str | None = None) -> bool:
+        """``KnownUrls.ignores`` for an order that counts in-links: a link it ignores, or one
+        it only counts (counted here, journaled first, as :meth:`enqueue_request` would)."""
+        frontier = self.frontier
+        assert frontier is not None
+        if frontier.ignores(url, parent_score):
+            return True
+        if parent is None or not frontier.only_counts(url, parent, parent_score):
+            return False
+        if self.store is not None:
+            self.store.record("inlink", url)
+        frontier.count_inlink(url)
+        return True
 
     def next_request(self) -> Request | None:
         frontier = self.frontier

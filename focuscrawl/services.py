@@ -56,25 +56,26 @@ class RobotsRules(Protocol):
         ...
 
 
-def _ignores_none(url: str, parent_score: float) -> bool:
+def _ignores_none(url: str, parent_score: float, parent: str | None = None) -> bool:
     return False
 
 
 class KnownUrls:
     """Which outlinks the spider may drop before it builds a Request: those the crawl order
     would ignore (``Frontier.ignores``: a URL already handed out when the order keeps nothing
-    of a link to it, or one queued that a link from this page would not move up).  Most
+    of a link to it, or one queued that a link from this page would not move up), or only
+    count (``Frontier.only_counts``: one more in-link, counted by the scheduler's answer).  Most
     outlinks of a crawl lead to pages fetched or queued already, and a Request through the
     spider middlewares, the engine and the scheduler cost more than the rest of a link's way
     (bench/throughput.py).  The scheduler that owns the frontier registers its answer when it
     opens; until then, and with any other scheduler, none."""
 
     def __init__(self) -> None:
-        #: (url as the scheduler keys it, the linking page's score) -> drop the link; read
-        #: once per page
-        self.ignores: Callable[[str, float], bool] = _ignores_none
+        #: (url as the scheduler keys it, the linking page's score, the linking page's
+        #: canonical URL) -> drop the link; read once per page
+        self.ignores: Callable[..., bool] = _ignores_none
 
-    def register(self, ignores: Callable[[str, float], bool] | None) -> None:
+    def register(self, ignores: Callable[..., bool] | None) -> None:
         """The scheduler's frontier answers from now on (None: nothing is ignored)."""
         self.ignores = ignores or _ignores_none
 

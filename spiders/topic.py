@@ -230,7 +230,7 @@ class TopicSpider(scrapy.Spider):
                 continue
             if ignores is not None:
                 key = request_key(target)
-                if key is not None and ignores(key, scored.score):
+                if key is not None and ignores(key, scored.score, url):
                     known += 1
                     continue
             yield scrapy.Request(

@@ -38,6 +38,7 @@ from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_ur
 from focuscrawl.items import PageItem
 from focuscrawl.jobdir import STATE_FILE
 from focuscrawl.scheduler import FocusScheduler
+from focuscrawl.services import FocusServices
 
 from .conftest import SCHEDULER_PARTS, open_scheduler
 from .jobdir_site import (
@@ -147,6 +148,7 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
     urls = [f"http://{h}/p{i}" for h in hosts for i in range(60)]
     send = sched.crawler.signals.send_catch_log
     completion = sched.completion
+    known = FocusServices.of(sched.crawler).known_urls
     if not sched.resumed:
         sched.enqueue_request(outlink(urls[0], None, 0.0, False, None, rng))
     flying: list[Request] = []
@@ -177,6 +179,8 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
             digest = PageDigest.from_tokens(words or ["x"], hits=[words.count("garden")])
             send(focus_signals.page_scored, url=url, score=score, hot=hot, digest=digest)
             for target in rng.sample(urls, 4):
+                if known.active and known.ignores(target, score, url):
+                    continue  # dropped unbuilt, as the topic spider does (maybe counted)
                 completion.hold(lease)
                 sched.enqueue_request(outlink(target, url, score, hot, lease, rng))
             completion.hold(lease)  # its item ...

@@ -68,11 +68,15 @@ def hidden_web(seed: int = 1) -> dict[str, tuple[str, str, list[tuple[str, str]]
 
 
 def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None,
-                  in_flight_at=None, drop_ignored=False):
+                  in_flight_at=None, drop_ignored=False, dropped_counted=None):
     """Fetch from the frontier, report each page as the spider does, add its links.  At
     ``snapshot_at`` pages, go on from a restored snapshot; at ``in_flight_at``, stop with a URL
     handed out and put it back, as a JOBDIR resume does; ``drop_ignored``: a link the
-    frontier ignores is never added, as the topic spider drops it."""
+    frontier ignores is never added, as the topic spider drops it, nor one it only counts
+    (counted instead, as the scheduler does for the spider; appended to
+    ``dropped_counted``)."""
+    if dropped_counted is None:
+        dropped_counted = []
     topic = Topic(TOPIC)
     for s in seeds:
         frontier.add(Link(s, host=host(s), keyword=topic.mentions(s)))
@@ -103,6 +107,10 @@ def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None
         frontier.crawled(entry.url, scored.score, scored.hot, digest)
         for url, anchor in links:
             if drop_ignored and frontier.ignores(url, scored.score):
+                continue
+            if drop_ignored and frontier.only_counts(url, entry.url, scored.score):
+                frontier.count_inlink(url)  # as the scheduler's answer to the spider does
+                dropped_counted.append(url)
                 continue
             frontier.add(Link(url, host=host(url), anchor=anchor, parent=entry.url,
                               parent_score=scored.score, parent_hot=scored.hot,
@@ -153,14 +161,17 @@ def test_a_link_the_order_ignores_changes_nothing(name, options):
         web[url] = (title, text, links + [(u, "see also") for u in rng.sample(urls, 4)])
     whole, dropping = make(), make()
     order = virtual_crawl(whole, web, ["http://portal.test/"])
+    counted: list[str] = []
     assert virtual_crawl(dropping, web, ["http://portal.test/"],
-                         drop_ignored=True) == order
+                         drop_ignored=True, dropped_counted=counted) == order
     assert state(dropping) == state(whole)
     ignored = sum(dropping.ignores(u, 0.0) for _, _, links in web.values() for u, _ in links)
     if name in ("cho", "cho-distance", "distiller") or options.get("examples"):
         assert ignored == 0  # the link graph, or link nearness, keeps every link
     else:
         assert ignored > 0
+    # only the learned order counts in-links, and not with MAX_BUFFER or link nearness
+    assert bool(counted) == (name == "learned" and not options)
 
 
 # -- the strategy ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from scrapy import Spider
+from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from focuscrawl import signals as focus_signals
@@ -86,6 +86,38 @@ def test_the_scheduler_tells_the_spider_which_links_its_order_ignores():
     finally:
         sched.close("finished")
     assert not known.ignores("http://a.test/", 1.0) and not known.active
+
+
+def test_the_learned_order_counts_an_in_link_the_spider_drops():
+    """A link to a URL queued, from a page no more relevant than its first parent: the answer
+    the scheduler registers counts the in-link (as enqueue_request would have) and drops it;
+    from a more relevant page the link is built (its evidence may be better)."""
+    crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "FOCUS_STRATEGY": "learned",
+                                    "FOCUS_KEYWORDS": "garden", "FOCUS_DELAY": 0})
+    known = FocusServices.of(crawler).known_urls
+    sched = open_scheduler(crawler)
+    send = crawler.signals.send_catch_log
+    try:
+        frontier = sched.frontier
+        assert known.active and frontier.counts_inlinks
+        # labels: score / FOCUS_RELEVANT_SCORE (0.1), no digest
+        for page, score in (("http://a.test/1", 0.05), ("http://a.test/2", 0.02),
+                            ("http://a.test/3", 0.09)):
+            send(focus_signals.page_scored, url=page, score=score, hot=False)
+        target = "http://b.test/t"
+        assert not known.ignores(target, 0.05, "http://a.test/1")  # not queued yet
+        sched.enqueue_request(Request(target, meta={"focus": {
+            "parent": "http://a.test/1", "parent_score": 0.05, "anchor": "garden"}}))
+        slot = frontier.entries[target].extra
+        duplicates = frontier.stats["duplicates"]
+        assert known.ignores(target, 0.02, "http://a.test/2")  # counted, dropped
+        assert frontier.store.inlinks[slot] == 2.0
+        assert frontier.stats["duplicates"] == duplicates + 1
+        assert not known.ignores(target, 0.09, "http://a.test/3")  # better: built
+        assert not known.ignores(target, 0.02)  # no parent given: built
+        assert frontier.store.inlinks[slot] == 2.0
+    finally:
+        sched.close("finished")
 
 
 @pytest.mark.parametrize("strategy", ["cho-distance", "distiller"])

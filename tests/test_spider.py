@@ -188,13 +188,16 @@ def test_outlink_requests_carry_what_the_scheduler_needs():
 
 def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     """A link to a URL the scheduler's frontier ignores (``KnownUrls``) yields nothing; the
-    page's count of them goes to ``focus/links/known`` once."""
+    page's count of them goes to ``focus/links/known`` once.  The answer is asked with the
+    page's URL (the learned order counts an in-link from it)."""
     values: dict = {}
     spider = configured_spider(values)
     spider.known_urls = KnownUrls()
     asked: list[str] = []
+    parents: set[str] = set()
     spider.known_urls.register(
-        lambda url, score: asked.append(url) or url.endswith("/index.html") and score > 0)
+        lambda url, score, parent: asked.append(url) or parents.add(parent)
+        or url.endswith("/index.html") and score > 0)
     body = PAGES["a.test"]["/regex.html"].body
     response = HtmlResponse("http://a.test/regex.html", body=body.encode(), encoding="utf-8",
                             headers={"Content-Type": "text/html"},
@@ -202,6 +205,7 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     requests = list(spider.parse(response))[1:]
     assert [r.url for r in requests] == ["http://b.test/deep/regex-more.html"]
     assert asked == ["http://a.test/index.html", "http://b.test/deep/regex-more.html"]
+    assert parents == {"http://a.test/regex.html"}
     assert values["focus/links/known"] == 1
     spider.known_urls.register(None)  # the scheduler closed: every link is built again
     assert len(list(spider.parse(response))) == 3

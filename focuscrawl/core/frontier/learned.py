@@ -364,6 +364,29 @@ class Learned(Frontier):
         self._pending.append((entry, self._featurize(link)))
         return True
 
+    counts_inlinks = True
+
+    def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
+        """:meth:`improve`'s first case, asked before the link is built: a link to a URL
+        queued (or waiting to be scored) from a parent no more relevant than its first one.
+        Most of a crawl's outlinks that are not to pages fetched are such links (on docweb
+        11 of 16 a page), and a Request each through the spider middlewares and the scheduler
+        cost more than the rest of the order's work.  Not with MAX_BUFFER (an eviction before
+        the link arrived would make it a new URL) or link nearness (it keeps every link's
+        place among its parent's).  The link filters are not asked again: a URL they let
+        through once gets the in-link even if, say, its host's robots.txt came since (the
+        URL is refused when it is handed out)."""
+        if self.max_buffer or self.window:
+            return False
+        entry = self.entries.get(url)
+        return (entry is not None and entry.extra is not None
+                and self._relevance_of(parent, parent_score)
+                <= self.store.dense_value(entry.extra, 0))
+
+    def count_inlink(self, url: str) -> None:
+        self.stats["duplicates"] += 1
+        self.store.inlinks[self.entries[url].extra] += 1.0
+
     def _child(self, parent: str, url: str) -> None:
         """Remember the link's place among its parent's links (for link nearness), for the
         ``memory`` most recent parents only: memory stays bounded on a long crawl."""
@@ -381,9 +404,13 @@ class Learned(Frontier):
     def _parent_relevance(self, link: Link) -> float:
         if link.parent is None:
             return 1.0  # a seed: the user's own choice
-        label = self.labels.get(link.parent)
+        return self._relevance_of(link.parent, link.parent_score)
+
+    def _relevance_of(self, page: str, score: float) -> float:
+        """A fetched page's label; its score over the threshold if it has none."""
+        label = self.labels.get(page)
         if label is None:
-            label = min(1.0, link.parent_score / self.relevant_score)
+            label = min(1.0, score / self.relevant_score)
         return label
 
     def _featurize(self, link: Link) -> int:

@@ -112,19 +112,35 @@ class Frontier:
         return (url in self.entries or url in self.done
                 or self.spilled is not None and url in self.spilled.urls)
 
-    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
         """True if :meth:`add` of a link to ``url`` from a page this frontier scored already
         (the spider announces a page's score before its links), scored ``parent_score``,
         would change nothing but the duplicate count, now or at any later time in the crawl:
         the URL was handed out and this order keeps nothing of a link to it (no link graph).
         A caller may then drop the link before building anything for it: most outlinks of a
-        crawl lead to pages already fetched."""
+        crawl lead to pages already fetched.  ``parent`` (the page's URL) is not needed: the
+        spider gives it for :meth:`only_counts`, and this is its answer in the orders
+        without it."""
         return url in self.done and self.may_ignore()
 
     def may_ignore(self) -> bool:
         """Whether :meth:`ignores` can ever be True (else a caller need not ask it per link):
         not with a link graph, which keeps every link."""
         return self.graph is None
+
+    #: whether :meth:`only_counts` can ever be True (a caller that drops links asks it then)
+    counts_inlinks: ClassVar[bool] = False
+
+    def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
+        """True if :meth:`add` of a link to ``url`` from ``parent`` (a page this frontier
+        scored already, scored ``parent_score``) would change nothing but one more in-link of
+        a queued URL and the duplicate count.  A caller may then apply just that
+        (:meth:`count_inlink`, journaled as such) and drop the link unbuilt."""
+        return False
+
+    def count_inlink(self, url: str) -> None:
+        """What :meth:`add` would have done with a link :meth:`only_counts` answered True for."""
+        raise NotImplementedError(f"{self.name} keeps no in-links")
 
     def _ignores_queued(self, url: str, parent_score: float) -> bool:
         """:meth:`ignores` for a URL not handed out, in an order whose :meth:`improve` uses
@@ -532,7 +548,7 @@ class BreadthFirst(Frontier):
 
     name = "breadth-first"
 
-    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
         """Also any link to a URL queued: FIFO, the first link stands."""
         return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)
 
@@ -651,7 +667,7 @@ class BestNFirst(Frontier):
     def value(self, entry: Entry) -> float | None:
         return entry.score if self.n == 1 else None  # a batch is drawn in random order
 
-    def ignores(self, url: str, parent_score: float = 0.0) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
         """Also a link to a URL queued from a page scored no better than it is (on
         rediscovered URLs: the best parent's score stands)."""
         return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)

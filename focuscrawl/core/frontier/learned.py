@@ -806,16 +806,21 @@ class Learned(Frontier):
             batch = min(self.rerank_batch, bound)
             self._rerank_some(batch // 4, batch - batch // 4)
             return
-        live = [e for e in self.entries.values() if e.queued]
-        slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+        # the queued links from the slot index, not a scan of the entries (the order they
+        # come in does not matter: keys are unique)
+        index = self._queued
+        slots = np.flatnonzero(index.live)
+        live = index.owner[slots].tolist()
         values = self._values(slots)
         self._queued.score[slots] = values
-        # the heap items made in the loop that sets the scores: one pass over the frontier
+        # the heap items made in the loop that sets the scores: one pass over the frontier,
+        # each key written out as :meth:`key` makes it (a call per link was two thirds of
+        # this loop's time: 22 of 33 ms for 50,000 links)
         items = []
-        append, key = items.append, self.key
+        append = items.append
         for entry, value in zip(live, values.tolist(), strict=True):
             entry.score = value
-            append((*key(entry), entry))
+            append((-value, entry.seq, entry))
         self.queues.rebuild_items(items)
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in live]

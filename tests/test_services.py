@@ -120,6 +120,20 @@ def test_the_learned_order_counts_an_in_link_the_spider_drops():
         sched.close("finished")
 
 
+def test_a_learned_order_that_cannot_count_in_links_registers_its_plain_answer():
+    """With FOCUS_MAX_BUFFER the learned order counts no in-link unbuilt: the spider is given
+    the frontier's own ``ignores``, not a per-link answer that would always say no."""
+    crawler = get_crawler(_Spider, {**SCHEDULER_PARTS, "FOCUS_STRATEGY": "learned",
+                                    "FOCUS_KEYWORDS": "garden", "FOCUS_MAX_BUFFER": 50})
+    known = FocusServices.of(crawler).known_urls
+    sched = open_scheduler(crawler)
+    try:
+        assert not sched.frontier.counts_inlinks
+        assert known.ignores == sched.frontier.ignores
+    finally:
+        sched.close("finished")
+
+
 @pytest.mark.parametrize("strategy", ["cho-distance", "distiller"])
 def test_an_order_that_keeps_every_link_registers_nothing(strategy):
     """The spider then asks nothing per link (the order's link graph needs every one)."""

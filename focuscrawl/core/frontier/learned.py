@@ -296,6 +296,9 @@ class Learned(Frontier):
         prior = list(DENSE_PRIOR)
         prior[-2], prior[-1] = hub, sibling
         self.window = max(0, sibling_window)
+        # a link to a URL queued may be counted unbuilt (only_counts), decided once: the
+        # scheduler registers the counting answer for the spider only if it can count
+        self.counts_inlinks = not self.max_buffer and not self.window
         self.hub = hub  # 0: the column stays 0, so the order is exactly as without it
         self.model = LinkModel(self.featurizer.dim, prior, bias=PRIOR_BIAS)
         self.hosts = AreaStats()
@@ -364,8 +367,6 @@ class Learned(Frontier):
         self._pending.append((entry, self._featurize(link)))
         return True
 
-    counts_inlinks = True
-
     def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
         """:meth:`improve`'s first case, asked before the link is built: a link to a URL
         queued (or waiting to be scored) from a parent no more relevant than its first one.
@@ -376,7 +377,7 @@ class Learned(Frontier):
         place among its parent's).  The link filters are not asked again: a URL they let
         through once gets the in-link even if, say, its host's robots.txt came since (the
         URL is refused when it is handed out)."""
-        if self.max_buffer or self.window:
+        if not self.counts_inlinks:
             return False
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None

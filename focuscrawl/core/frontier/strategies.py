@@ -128,8 +128,9 @@ class Frontier:
         not with a link graph, which keeps every link."""
         return self.graph is None
 
-    #: whether :meth:`only_counts` can ever be True (a caller that drops links asks it then)
-    counts_inlinks: ClassVar[bool] = False
+    #: whether :meth:`only_counts` can ever be True in this crawl (a caller that drops links
+    #: asks it only then)
+    counts_inlinks: bool = False
 
     def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
         """True if :meth:`add` of a link to ``url`` from ``parent`` (a page this frontier

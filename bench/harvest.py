@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
 import os
 import shutil
@@ -33,6 +34,9 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from protego import Protego
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -69,11 +73,14 @@ def docweb_data() -> Path:
     return Path(os.environ.get("DOCWEB_DATA") or Path.home() / ".cache/docweb")
 
 
+def docweb_hosts(data: Path) -> dict[str, dict]:
+    """docweb's served hosts (``hosts.json``): each one's index page and robots.txt."""
+    return json.loads((data / "hosts.json").read_text("utf-8"))["hosts"]
+
+
 def seed_urls(docweb: Path, topics_path: Path) -> list[str]:
     """Every served host's index page, then every topic's seeds (so both tasks start inside)."""
-    import json
-
-    hosts = json.loads((docweb / "hosts.json").read_text("utf-8"))["hosts"]
+    hosts = docweb_hosts(docweb)
     urls = [f"https://{h}{v['index']}" for h, v in hosts.items() if v.get("index")]
     for topics in load_topics(topics_path).values():
         for t in topics:
@@ -181,7 +188,6 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     oracle orders the frontier by each target's true relevance: a perfect link predictor.
     """
     import importlib.util
-    import json
 
     spec = importlib.util.spec_from_file_location("docweb_simulate", docweb / "simulate.py")
     assert spec is not None and spec.loader is not None
@@ -190,7 +196,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     data = docweb_data()
     urls, idx, graph, _, _ = sim.load(str(data / "corpus.jsonl.gz"))
     topics = json.loads((data / "topics.json").read_text("utf-8"))["topics"]
-    blocked = robots_blocked(urls, data / "hosts.json")
+    blocked = robots_blocked(urls, docweb_hosts(data))
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
     found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
     for t in topics:
@@ -253,14 +259,8 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     return "\n".join(lines)
 
 
-def robots_blocked(urls: list[str], hosts_file: Path) -> set[int]:
+def robots_blocked(urls: list[str], hosts: dict[str, dict]) -> set[int]:
     """The pages docweb's robots.txt files disallow (the oracle skips them, as a crawl does)."""
-    import json
-    from urllib.parse import urlsplit
-
-    from protego import Protego
-
-    hosts = json.loads(hosts_file.read_text("utf-8"))["hosts"]
     rules = {h: Protego.parse(v["robots"]) for h, v in hosts.items() if v.get("robots")}
     return {i for i, u in enumerate(urls)
             if (r := rules.get(urlsplit(u).hostname or "")) and not r.can_fetch(u, "*")}

@@ -721,9 +721,13 @@ def check_politeness(rows: list[dict[str, Any]], concurrency: int, hosts: RedisH
     6 of 25 were short in one loaded run.)"""
     interleaved = 0
     for host, rep in analyze(rows).items():
-        assert rep["max_inflight"] <= concurrency, (host, rep)
         arrivals = [r for r in rows if r["host"] == host]
         starts = hosts.starts(host)
+        # on failure, the evidence: each request (arrival, ms, status, path, client's port)
+        # and the cluster's starts, to tell a request the cluster never started from a late one
+        assert rep["max_inflight"] <= concurrency, (host, rep, [
+            (round(r["time_epoch"], 3), r["duration_ms"], r["status"], r["path"],
+             r["client"].rsplit(":", 1)[-1]) for r in arrivals], starts)
         # every request went through the cluster (a killed worker may start one and not send)
         assert len(starts) >= len(arrivals), host
         assert min(b[0] - a[0] for a, b in pairwise(starts)) >= DELAY - 0.0005, host

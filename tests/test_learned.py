@@ -678,6 +678,55 @@ def test_the_profile_grows_from_relevant_pages():
         profile.similarity(unrelated)
 
 
+def _rebuilt_by_a_loop(profile: TopicProfile) -> dict[str, float]:
+    """The profile's rebuild as a plain loop over the kept digests (the reference)."""
+    centroid: Counter[str] = Counter()
+    total = 0.0
+    for weight, _, digest in profile._feedback:
+        total += weight
+        for t, x in profile.vector(digest).items():
+            centroid[t] = centroid.get(t, 0) + weight * x
+    vec = {t: profile.keyword_weight * x for t, x in profile.keyword_vector.items()}
+    for t, x in centroid.most_common(profile.feedback_terms):
+        vec[t] = vec.get(t, 0.0) + profile.feedback_weight * x / total
+    norm = sum(x * x for x in vec.values()) ** 0.5
+    return {t: x / norm for t, x in vec.items()}
+
+
+def test_the_vectorised_rebuild_gives_the_loops_floats(monkeypatch):
+    """Bit for bit and in the same order: pages observed between rebuilds (the IDF moves),
+    digests replaced in the feedback, tied weights, a page with terms beyond the digest, the
+    vocabulary numbered again, a restore."""
+    import focuscrawl.core.learning.profile as module
+
+    monkeypatch.setattr(module, "_VOCAB_MIN", 300)
+    compactions = []
+    compact = TopicProfile._compact_vocab
+    monkeypatch.setattr(TopicProfile, "_compact_vocab",
+                        lambda self: compactions.append(1) or compact(self))
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(3000)]
+    profile = TopicProfile("glacier, sea ice", max_feedback=6, feedback_terms=25)
+    for step in range(120):
+        words = vocab[: 100 + 20 * step]
+        counts = Counter(rng.choice(words) for _ in range(rng.randrange(0, 300)))
+        if step % 7 == 0:
+            counts = Counter({"glacier": 2, "ice": 2})  # the same vector again: tied terms
+        page = PageDigest.from_counts(counts, size=rng.choice([8, 16, 64]))
+        profile.observe(page)
+        # weights that rise: new digests keep replacing the kept ones (ties among them too)
+        profile.feedback(page, min(1.0, (step + 1) / 100 + rng.choice([0, 0, rng.random() / 10])))
+        if step % 3 == 0:
+            expected = _rebuilt_by_a_loop(profile)
+            assert profile.rebuild()
+            assert list(profile.weights.items()) == list(expected.items()), step
+        if step == 60:
+            state = pickle.loads(pickle.dumps(profile.snapshot()))
+            profile = TopicProfile("glacier, sea ice", max_feedback=6, feedback_terms=25)
+            profile.restore(state)
+    assert compactions  # the vocabulary was numbered again, mid-run
+
+
 def test_feature_store_gathers_dots_and_compacts():
     store = FeatureStore(dense_width=2)
     rng = np.random.default_rng(0)

@@ -204,6 +204,9 @@ FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 93
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
 #                                    long, then fetch again (RFC 9309 and Google: unreachable
 #                                    means disallow; a cached copy stays in force meanwhile)
+FOCUS_ROBOTSTXT_HOSTS = 10_000  # hosts whose rules are kept (1-2 KB each); past it the one
+#                                no request needed for longest is forgotten, and its robots.txt
+#                                fetched again if a request for it comes
 # Distributed mode (settings.distributed) fetches each robots.txt once per cluster and shares
 # the raw file, or "unreachable", through Redis with these same two TTLs
 # (focuscrawl.distributed.robots; the lease uses FOCUS_REDIS_WORKER_TTL and FOCUS_REDIS_POLL)

@@ -244,6 +244,27 @@ async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> 
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_rules_kept_are_bounded_least_recently_needed_first() -> None:
+    """FOCUS_ROBOTSTXT_HOSTS=2: a third host's rules push out those of the host no request
+    needed for longest; a request for it fetches its robots.txt again and obeys it."""
+    async def scenario() -> None:
+        engine = FakeEngine(b"User-agent: *\nDisallow: /private/\nCrawl-delay: 3\n")
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_HOSTS=2)
+        for h in ("a", "b", "a", "c"):  # a needed again after b: b is the one forgotten
+            assert await outcome(mw, f"http://{h}.test/x") == "allowed"
+        assert [r.url for r in engine.calls] == [
+            "http://a.test/robots.txt", "http://b.test/robots.txt", "http://c.test/robots.txt"]
+        assert list(mw._rules) == ["http://a.test:80", "http://c.test:80"]
+        assert mw.stats.get_value("focus/robots/forgotten") == 1
+        assert not mw.disallows("http://b.test/private/x")  # unknown now: the download asks
+        assert await outcome(mw, "http://b.test/private/x") == "refused"
+        assert engine.calls[-1].url == "http://b.test/robots.txt" and len(engine.calls) == 4
+        assert mw.policy.current_delay(mw.servers.key("http://b.test/x")) == 3.0
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_robots_request_dropped_by_another_middleware_allows_all() -> None:
     async def scenario() -> None:
         mw = make_mw(FakeEngine(error=IgnoreRequest("offsite")))

@@ -18,7 +18,10 @@ Outcomes follow RFC 9309 (and Google's documented behaviour):
   stays in force meanwhile.  Guessing "allow" for a server that is failing would be the unsafe
   choice; RetryMiddleware has already retried the fetch once by then.
 
-Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests).  A request
+Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests), for at most
+``FOCUS_ROBOTSTXT_HOSTS`` hosts: past that the host no request has needed for longest is
+forgotten (``focus/robots/forgotten``) and its robots.txt fetched again if a request for it
+comes (a parsed file takes 1-2 KB: a crawl of a million hosts would keep GBs).  A request
 refused here raises IgnoreRequest and is counted in ``focus/robots/disallowed`` (or
 ``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` (found
 through ``focuscrawl.services.FocusServices.robots``, where this middleware registers itself) to
@@ -31,6 +34,7 @@ import asyncio
 import itertools
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -184,7 +188,9 @@ class RobotsTxtMiddleware:
         self.policy = services.policy
         self.servers = services.servers
         self.clock = time.monotonic
-        self._rules: dict[str, Rules] = {}
+        # least recently needed first: bounded by FOCUS_ROBOTSTXT_HOSTS
+        self._rules: OrderedDict[str, Rules] = OrderedDict()
+        self.max_hosts = max(1, s.getint("FOCUS_ROBOTSTXT_HOSTS", 10_000))
         self._answers: Answers = {}  # the parsers' answers, every host's (_MAX_ANSWERS at most)
         self._loading: dict[str, asyncio.Future[Rules]] = {}
         self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
@@ -205,6 +211,8 @@ class RobotsTxtMiddleware:
         rules = self._rules.get(key)
         if rules is None or rules.expires <= self.clock():
             rules = await self._load(key, robots_url(parts))
+        else:
+            self._rules.move_to_end(key)
         if not rules.allows(request.url, self.user_agent, self._answers):
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
             self.stats.inc_value(f"focus/robots/{reason}")
@@ -237,9 +245,17 @@ class RobotsTxtMiddleware:
             future.exception()  # retrieved: no "never retrieved" warning without waiters
             raise
         self._loading.pop(key, None)
-        self._rules[key] = rules
+        self._remember(key, rules)
         future.set_result(rules)
         return rules
+
+    def _remember(self, key: str, rules: Rules) -> None:
+        known = self._rules
+        known[key] = rules
+        known.move_to_end(key)
+        while len(known) > self.max_hosts:
+            known.popitem(last=False)
+            self.stats.inc_value("focus/robots/forgotten")
 
     async def _fetch(self, key: str, url: str) -> Rules:
         """Fetch the host's robots.txt and make it its rules (distributed mode shares the
@@ -319,8 +335,11 @@ class RobotsTxtMiddleware:
     def _set_crawl_delay(self, key: str, url: str, delay: float) -> None:
         """Hosts grouped into one server (FOCUS_SERVER_KEY=ip) get the largest Crawl-delay."""
         server = self.servers.key(url)
-        delays = self._crawl_delays.setdefault(server, {})
-        delays[key] = delay
-        if delay > 0:
+        delays = self._crawl_delays.get(server, {})
+        if delay > 0:  # only the hosts with a delay are kept: not an entry per host crawled
+            delays[key] = delay
+            self._crawl_delays[server] = delays
             self.stats.inc_value("focus/robots/crawl_delay_hosts")
-        self.policy.set_crawl_delay(server, max(delays.values()))
+        elif delays.pop(key, None) is not None and not delays:
+            del self._crawl_delays[server]
+        self.policy.set_crawl_delay(server, max(delays.values(), default=0.0))

@@ -48,7 +48,7 @@ class ServerState:
     last_start: float | None = None
     started: int = 0
     connected: bool = False  # a request to this server has ended: its connection is open
-    # with start_log only: when requests left (an empty deque is ~600 bytes, per server)
+    # with start_log only: when requests left (an empty deque takes 760 bytes, per server)
     starts: deque[float] | None = None
 
 

@@ -6,6 +6,7 @@ No Scrapy here: the frontier is driven as Cho's virtual crawler drives one, over
 
 from __future__ import annotations
 
+import math
 import pickle
 import random
 from collections import Counter
@@ -689,7 +690,7 @@ def _rebuilt_by_a_loop(profile: TopicProfile) -> dict[str, float]:
     vec = {t: profile.keyword_weight * x for t, x in profile.keyword_vector.items()}
     for t, x in centroid.most_common(profile.feedback_terms):
         vec[t] = vec.get(t, 0.0) + profile.feedback_weight * x / total
-    norm = sum(x * x for x in vec.values()) ** 0.5
+    norm = math.sqrt(sum(x * x for x in vec.values()))
     return {t: x / norm for t, x in vec.items()}
 
 

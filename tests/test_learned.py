@@ -343,6 +343,17 @@ def test_same_input_same_order():
         virtual_crawl(learned(), web, ["http://portal.test/"])
 
 
+def test_parent_pages_are_areas_only_where_their_hub_evidence_counts():
+    """Hub evidence (``hub`` > 0) numbers every parent page; without it none is kept (a long
+    crawl fetches millions of parents)."""
+    web = hidden_web(4)
+    for hub, kept in ((0.0, False), (1.0, True)):
+        f = learned(hub=hub)
+        virtual_crawl(f, web, ["http://portal.test/"], limit=60)
+        assert (len(f.hubs) > 10) is kept  # one per page whose new links were scored
+        assert len(f.hubs) > 0 or not f.hubs.n.any()
+
+
 @pytest.mark.parametrize("at", [1, 7, 40, 120])
 @pytest.mark.parametrize("options", [{}, {"max_buffer": 150}, {"explore": 0.0, "discount": 0.0}])
 def test_snapshot_restore_continues_the_same_order(at, options):

@@ -304,6 +304,7 @@ class Learned(Frontier):
         self.hosts = AreaStats()
         self.dirs = AreaStats()
         self.hubs = AreaStats()  # per parent page: how relevant its fetched children were
+        #                          (only with ``hub``: otherwise every link's area is 0)
         # page (fingerprint) -> its links' URLs, in page order: the last ``memory`` pages
         self.children: dict[int, list[str]] = {}
         # per page fetched, for the whole crawl: by fingerprint, no URL string kept
@@ -424,9 +425,11 @@ class Learned(Frontier):
             grandparent=self.labels.get_fp(grandparent, 0.0) if grandparent else 0.0,
             depth=link.depth,
         )
+        # a parent page is an area of its own only where its hub evidence is weighed: one
+        # per page fetched, ~50 bytes a page on a long crawl
+        hub = self.hubs.id(parent or "") if self.hub else 0
         return self.store.add(cols, vals, dense, self.hosts.id(link.host),
-                              self.dirs.id(directory_of(link.url)),
-                              self.hubs.id(parent or ""))
+                              self.dirs.id(directory_of(link.url)), hub)
 
     def _host_of(self, url: str | None) -> str | None:
         return None if url is None else host(url)
@@ -728,7 +731,8 @@ class Learned(Frontier):
         """A page's label is evidence about its parent's other links (Chakrabarti's hubs) and
         most of all about the links next to it on the parent (the slides' link nearness: a
         table of contents lists a chapter's sections together); re-score them now."""
-        self.hubs.add(parent_id, label)
+        if self.hub:
+            self.hubs.add(parent_id, label)
         parent = self.parents.get(url)
         children = self.children.get(parent) if parent is not None else None
         if not children:

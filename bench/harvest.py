@@ -1,6 +1,7 @@
 """Strategies compared on real pages: docweb's 6 topics, Pant's two tasks, replayed crawls.
 
     .venv/bin/python bench/harvest.py [--max-pages 1000] [--seeds 0 1 2] [--jobs 2]
+        [--leave-one-out]
 
 1. **Repository** (once, cached in ``$FOCUS_BENCH_DATA`` or ``~/.cache/focuscrawl-bench``):
    docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port and
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -43,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from focuscrawl.evaluation.compare import (  # noqa: E402
     CompareResult,
+    TopicSpec,
     _slug,
     compare,
     load_repository,
@@ -179,13 +182,40 @@ def findings(result: CompareResult) -> str:
     return "\n".join(lines)
 
 
+def leave_one_out(tasks: dict[str, list[TopicSpec]]) -> tuple[dict[str, list[TopicSpec]],
+                                                                 dict[str, str]]:
+    """Each topic once per seed, with that seed left out (``<id>-without-<k>``), and the map
+    from those ids back to the topics'.
+
+    Why: from the neighbours, which host a crawl settles on early decides most of a topic's
+    count, so two variants of an order can swap one topic's 80 for 54 and another's 3 for 26:
+    with six crawls a task the sum moves by more than most changes are worth.  Five crawls a
+    topic from different starts tell a change that helps from one that moved a coin.
+    """
+    out: dict[str, list[TopicSpec]] = {}
+    base: dict[str, str] = {}
+    for task, specs in tasks.items():
+        out[task] = []
+        for t in specs:
+            for k in range(len(t.seeds)):
+                variant = dataclasses.replace(
+                    t, id=f"{t.id}-without-{k + 1}",
+                    seeds=[u for j, u in enumerate(t.seeds) if j != k])
+                out[task].append(variant)
+                base[variant.id] = t.id
+    return out, base
+
+
 def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: Path,
-                threshold: float = 0.15) -> str:
+                threshold: float = 0.15, tasks: dict[str, list[TopicSpec]] | None = None,
+                base: dict[str, str] | None = None) -> str:
     """Relevant pages found in the first K pages, per strategy, beside docweb's oracle.
 
     Counted as ``../shared/docweb/simulate.py`` counts them (judge score >= threshold, seeds
     excluded, each page once), so the oracle's numbers and the crawls' are comparable.  The
     oracle orders the frontier by each target's true relevance: a perfect link predictor.
+    ``tasks``/``base``: the crawls' own topics (seeds) when they are not docweb's, e.g.
+    :func:`leave_one_out`'s, and their topics' ids.
     """
     import importlib.util
 
@@ -199,20 +229,25 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     blocked = robots_blocked(urls, docweb_hosts(data))
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
     found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
-    for t in topics:
-        score = {urls[i]: s for i, s in t["ranking"]}
-        rel = {u for u, s in score.items() if s >= threshold}
-        for task, key in SIM_TASKS.items():
-            if task not in result.config["tasks"]:
-                continue
-            seeds = [s if isinstance(s, str) else s["url"] for s in t["seeds"][key]]
+    by_id = {t["id"]: t for t in topics}
+    for task, key in SIM_TASKS.items():
+        if task not in result.config["tasks"]:
+            continue
+        crawled_topics = [(t["id"], t, [s if isinstance(s, str) else s["url"]
+                                        for s in t["seeds"][key]]) for t in topics]
+        if tasks is not None:
+            crawled_topics = [(spec.id, by_id[(base or {}).get(spec.id, spec.id)], spec.seeds)
+                              for spec in tasks[task]]
+        for tid, t, seeds in crawled_topics:
+            score = {urls[i]: s for i, s in t["ranking"]}
+            rel = {u for u, s in score.items() if s >= threshold}
             seed_ids = [idx[s] for s in seeds]
             order = sim.crawl(lambda p, c, sc=score: sc.get(urls[c], 0.0), seed_ids, graph,
                               max(budgets), blocked)
             crawled = [urls[i] for i in order]
-            found[(task, "oracle", t["id"])] = _count(crawled, rel, seeds, budgets)
+            found[(task, "oracle", tid)] = _count(crawled, rel, seeds, budgets)
             for label in result.config["strategies"]:
-                runs = sorted((out_dir / "crawls" / _slug(task) / _slug(t["id"]) / _slug(label))
+                runs = sorted((out_dir / "crawls" / _slug(task) / _slug(tid) / _slug(label))
                               .glob("seed*.jsonl"))
                 counts = []
                 for path in runs:
@@ -220,8 +255,8 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                              ((u, repo.resolve(u)) for u in fetched_urls(read_crawl(path)))]
                     counts.append(_count(pages, rel, seeds, budgets))
                 if counts:
-                    found[(task, label, t["id"])] = [round(sum(c[k] for c in counts) / len(counts))
-                                                     for k in range(len(budgets))]
+                    found[(task, label, tid)] = [round(sum(c[k] for c in counts) / len(counts))
+                                                 for k in range(len(budgets))]
     lines = ["== Relevant pages found in the first K pages (sum over topics), and as a ratio "
              "of the oracle (a perfect link predictor, docweb's simulate.py)"]
     names = ["oracle", *result.config["strategies"]]
@@ -296,6 +331,9 @@ def main() -> int:
     p.add_argument("--out", help="results directory (default: DATA/harvest-K<max_pages>)")
     p.add_argument("--resume", action="store_true",
                    help="reuse crawls already in --out (default: crawl everything again)")
+    p.add_argument("--leave-one-out", action="store_true",
+                   help="crawl each topic once per seed, that seed left out (5 crawls a topic "
+                        "and strategy instead of 1): a steadier comparison of two orders")
     p.add_argument("--record-delay", type=float, default=0.01)
     p.add_argument("--force-record", action="store_true")
     args = p.parse_args()
@@ -315,6 +353,9 @@ def main() -> int:
                            restrict_to=warc)
     print(f"judge: docweb corpus cut to the {len(repo)} pages the WARC holds", file=sys.stderr)
     tasks = load_topics(docweb_data() / "topics.json", args.tasks)
+    base: dict[str, str] | None = None
+    if args.leave_one_out:
+        tasks, base = leave_one_out(tasks)
     out = Path(args.out) if args.out else data / f"harvest-K{args.max_pages}"
     t1 = time.monotonic()
     result = compare(repo, tasks, args.strategies, replay=warc, out_dir=out, seeds=args.seeds,
@@ -326,7 +367,7 @@ def main() -> int:
     print(report(result))
     print(findings(result))
     print()
-    print(found_table(result, repo, out, docweb_dir()))
+    print(found_table(result, repo, out, docweb_dir(), tasks=tasks, base=base))
     print()
     print(f"time: repository {t_record:.0f} s; {result.config['crawls']} replayed crawls in "
           f"{t_compare / 60:.1f} min (crawl subprocesses {result.config['crawl_seconds']:.0f} s "

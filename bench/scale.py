@@ -763,6 +763,13 @@ def _per_page_projection(samples: list[dict[str, Any]]) -> None:
     print(f"last 10% of the pages: {per_page:,.0f} bytes of RSS per page fetched, "
           f"{queued / pages:.1f} URLs queued per page; at those rates 10,000,000 queued URLs "
           f"come {more:,.0f} pages later at {at_10m / 2**30:.2f} GB RSS")
+    kept = 1.0 - (last.get("on_disk", 0) - start.get("on_disk", 0)) / queued
+    if last.get("on_disk", 0) > 0 and kept > 0.1:  # then both projections charge the
+        # queue's filling to every later URL
+        print(f"  caution: {kept:.0%} of the URLs queued over the last 10% stayed in memory: "
+              f"the queue was still filling towards FOCUS_FRONTIER_MEMORY, which these "
+              f"projections extrapolate; a longer crawl (or --set FOCUS_FRONTIER_MEMORY=...) "
+              f"measures the growth past it")
 
 
 if __name__ == "__main__":

@@ -197,6 +197,9 @@ def leave_one_out(tasks: dict[str, list[TopicSpec]]) -> tuple[dict[str, list[Top
     for task, specs in tasks.items():
         out[task] = []
         for t in specs:
+            if len(t.seeds) < 2:  # nothing to leave out: crawled as it is
+                out[task].append(t)
+                continue
             for k in range(len(t.seeds)):
                 variant = dataclasses.replace(
                     t, id=f"{t.id}-without-{k + 1}",

@@ -236,9 +236,10 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     for task, key in SIM_TASKS.items():
         if task not in result.config["tasks"]:
             continue
-        crawled_topics = [(t["id"], t, [s if isinstance(s, str) else s["url"]
-                                        for s in t["seeds"][key]]) for t in topics]
-        if tasks is not None:
+        if tasks is None:  # docweb's own topics and seeds
+            crawled_topics = [(t["id"], t, [s if isinstance(s, str) else s["url"]
+                                            for s in t["seeds"][key]]) for t in topics]
+        else:
             crawled_topics = [(spec.id, by_id[(base or {}).get(spec.id, spec.id)], spec.seeds)
                               for spec in tasks[task]]
         for tid, t, seeds in crawled_topics:

@@ -121,7 +121,12 @@ def docweb_server(log: Path | None = None) -> Iterator[str]:
 def record_repository(warc: Path, *, delay: float, force: bool) -> None:
     """Serve docweb on a free port and crawl it into ``warc`` through the proxy."""
     if warc.exists() and not force:
-        print(f"repository: {warc} (cached; --force-record records it again)", file=sys.stderr)
+        # replays move with the recording (which pages a crawl can fetch): its size is printed
+        # so that two runs' figures can be told apart when they replayed different ones
+        meta = Path(f"{warc}.json")
+        pages = json.loads(meta.read_text("utf-8")).get("pages") if meta.exists() else None
+        print(f"repository: {warc}, {pages if pages is not None else 'unknown number of'} "
+              "pages (cached; --force-record records it again)", file=sys.stderr)
         return
     log = Path(tempfile.mkdtemp(prefix="docweb-log-")) / "access.log"
     with docweb_server(log) as proxy:

@@ -41,6 +41,7 @@ from . import options
 from . import signals as focus_signals
 from .completion import lease_of
 from .core.frontier import Entry, Frontier, Link
+from .core.frontier.learned import EXPLORE
 from .core.frontier.stores import JournalSpill, SQLiteStore, StoreError
 from .diskfull import is_disk_full, stop_crawl
 from .engine import downloading, has_engine, pages_in_spider
@@ -304,6 +305,7 @@ class Jobdir:
                 self.frontier.same_across_schemes = False
                 self.order_options["same_across_schemes"] = False
             self._keep_old_memory_default(saved)
+            self._keep_old_explore_default(saved)
             self._check_order_options(saved)
         self.frontier.restore(state["frontier"])
         self._pages = state["pages"]
@@ -326,6 +328,20 @@ class Jobdir:
         self.order_options["frontier_memory"] = before
         logger.info("JOBDIR %s: this crawl started under FOCUS_FRONTIER_MEMORY=%d (the default "
                     "then) and resumes under it", self.path, before)
+
+    def _keep_old_explore_default(self, saved: dict[str, Any]) -> None:
+        """Likewise FOCUS_EXPLORE's default without examples (1.0 -> 2.0): a crawl started
+        under the old one resumes under it when this run leaves the setting at today's."""
+        if (saved.get("explore") != options.EXPLORE_BEFORE or saved.get("examples")
+                or self.order_options.get("explore") != EXPLORE
+                or self.order_options.get("examples")):
+            return
+        assert self.frontier is not None
+        if hasattr(self.frontier, "explore"):
+            self.frontier.explore = options.EXPLORE_BEFORE
+        self.order_options["explore"] = options.EXPLORE_BEFORE
+        logger.info("JOBDIR %s: this crawl started under FOCUS_EXPLORE=%s (the default then) "
+                    "and resumes under it", self.path, options.EXPLORE_BEFORE)
 
     def _check_order_options(self, saved: dict[str, Any]) -> None:
         """A resumed crawl keeps its crawl order: name the first option that differs."""

@@ -18,6 +18,9 @@ from .core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
 FRONTIER_MEMORY = 500_000
 #: ... and its default before: a JOBDIR crawl started under that default resumes under it
 FRONTIER_MEMORY_BEFORE = 2_000_000
+#: FOCUS_EXPLORE's default without examples before it became the learned order's ``EXPLORE``
+#: (2.0): likewise
+EXPLORE_BEFORE = 1.0
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -40,7 +43,7 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         "frontier_memory": s.getint("FOCUS_FRONTIER_MEMORY", FRONTIER_MEMORY),
         "same_across_schemes": s.getbool("FOCUS_SAME_ACROSS_SCHEMES", True),
         "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
-        "explore": s.getfloat("FOCUS_EXPLORE", 1.0),
+        "explore": _float_or_none(s.get("FOCUS_EXPLORE")),
         "explore_hosts": _float_or_none(s.get("FOCUS_EXPLORE_HOSTS")),
         "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
         "profile_score": _float_or_none(s.get("FOCUS_PROFILE_SCORE")),

@@ -278,6 +278,32 @@ def test_a_crawl_started_under_the_old_default_resumes_under_it(tmp_path, monkey
     other.close("shutdown")
 
 
+def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(tmp_path):
+    """FOCUS_EXPLORE's default without examples changed (1.0 -> 2.0): a JOBDIR crawl started
+    under the old one resumes under it when the setting is left unset, and goes on in its own
+    order; another explicit value is still refused.  A new crawl takes today's default, and
+    1.0 with examples."""
+    job = tmp_path / "job"
+    topic = {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}
+    sched = scheduler_for(job, "learned", FOCUS_EXPLORE=1.0, **topic)  # the default then
+    assert sched.frontier.explore == 1.0
+    drive(sched, random.Random(2), 80)
+    sched.close("shutdown")
+    again = scheduler_for(job, "learned", **topic)  # today's default
+    assert again.error is None and again.resumed
+    assert again.order_options["explore"] == 1.0 and again.frontier.explore == 1.0
+    drive(again, random.Random(3), 40)
+    again.close("shutdown")
+    other = scheduler_for(job, "learned", FOCUS_EXPLORE=3.0, **topic)
+    assert other.error is not None and "explore=1.0" in other.error
+    other.close("shutdown")
+    for examples, explore in ((False, 2.0), (True, 1.0)):
+        new = scheduler_for(tmp_path / f"new-{examples}", "learned", FOCUS_EXAMPLES=examples,
+                            **topic)
+        assert new.order_options["explore"] == explore == new.frontier.explore
+        new.close("shutdown")
+
+
 def test_a_batch_spilled_as_rows_still_comes_back():
     """Batches are columns now; a JOBDIR spilled before (a list of packed rows) reloads."""
     import pickle

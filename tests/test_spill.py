@@ -280,9 +280,9 @@ def test_a_crawl_started_under_the_old_default_resumes_under_it(tmp_path, monkey
 
 def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(tmp_path):
     """FOCUS_EXPLORE's default without examples changed (1.0 -> 2.0): a JOBDIR crawl started
-    under the old one resumes under it when the setting is left unset, and goes on in its own
-    order; another explicit value is still refused.  A new crawl takes today's default, and
-    1.0 with examples."""
+    under the old one resumes under it when the setting is left unset, and goes on under it;
+    another explicit value is still refused.  A new crawl takes today's default, and 1.0 with
+    examples."""
     job = tmp_path / "job"
     topic = {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}
     sched = scheduler_for(job, "learned", FOCUS_EXPLORE=1.0, **topic)  # the default then

@@ -332,9 +332,9 @@ class Jobdir:
     def _keep_old_explore_default(self, saved: dict[str, Any]) -> None:
         """Likewise FOCUS_EXPLORE's default without examples (1.0 -> 2.0): a crawl started
         under the old one resumes under it when this run leaves the setting at today's."""
-        if (saved.get("explore") != options.EXPLORE_BEFORE or saved.get("examples")
-                or self.order_options.get("explore") != EXPLORE
-                or self.order_options.get("examples")):
+        # with examples the default is still 1.0, so only a crawl without them qualifies
+        if (saved.get("explore") != options.EXPLORE_BEFORE
+                or self.order_options.get("explore") != EXPLORE):
             return
         assert self.frontier is not None
         if hasattr(self.frontier, "explore"):

@@ -34,8 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -62,6 +63,7 @@ N1, N256 = "best-first", "best-n-first:n=256"
 LEARNED = "learned"
 BUDGETS = (100, 250, 500, 1000)
 SIM_TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
+KW_ORACLE = "keyword-oracle"
 
 
 def data_dir() -> Path:
@@ -222,6 +224,11 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     Counted as ``../shared/docweb/simulate.py`` counts them (judge score >= threshold, seeds
     excluded, each page once), so the oracle's numbers and the crawls' are comparable.  The
     oracle orders the frontier by each target's true relevance: a perfect link predictor.
+    The keyword oracle (``KW_ORACLE``) orders it the same way by each target's cosine with
+    the topic's keywords (``simulate.py``'s ``cosine_kw``): a perfect predictor of what the
+    crawl can see of a page without the topic's description.  The two apart tell a link
+    model's loss (a crawl below the keyword oracle) from what keywords cannot tell (the
+    keyword oracle below the oracle).
     ``tasks``/``base``: the crawls' own topics (seeds) when they are not docweb's, e.g.
     :func:`leave_one_out`'s, and their topics' ids.
     """
@@ -232,7 +239,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     sim = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sim)
     data = docweb_data()
-    urls, idx, graph, _, _ = sim.load(str(data / "corpus.jsonl.gz"))
+    urls, idx, graph, texts, _ = sim.load(str(data / "corpus.jsonl.gz"))
     topics = json.loads((data / "topics.json").read_text("utf-8"))["topics"]
     blocked = robots_blocked(urls, docweb_hosts(data))
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
@@ -255,6 +262,11 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                               max(budgets), blocked)
             crawled = [urls[i] for i in order]
             found[(task, "oracle", tid)] = _count(crawled, rel, seeds, budgets)
+            by_keywords = _keyword_cosines(sim, t["keywords"], texts)
+            order = sim.crawl(lambda p, c, kw=by_keywords: kw(c), seed_ids, graph,
+                              max(budgets), blocked)
+            found[(task, KW_ORACLE, tid)] = _count([urls[i] for i in order], rel, seeds,
+                                                   budgets)
             for label in result.config["strategies"]:
                 runs = sorted((out_dir / "crawls" / _slug(task) / _slug(tid) / _slug(label))
                               .glob("seed*.jsonl"))
@@ -267,8 +279,9 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                     found[(task, label, tid)] = [round(sum(c[k] for c in counts) / len(counts))
                                                  for k in range(len(budgets))]
     lines = ["== Relevant pages found in the first K pages (sum over topics), and as a ratio "
-             "of the oracle (a perfect link predictor, docweb's simulate.py)"]
-    names = ["oracle", *result.config["strategies"]]
+             "of the oracle (a perfect link predictor, docweb's simulate.py); the keyword "
+             "oracle predicts each target's keyword cosine perfectly instead"]
+    names = ["oracle", KW_ORACLE, *result.config["strategies"]]
     for task in result.config["tasks"]:
         lines.append(f"[{task}]  " + "  ".join(f"{'@' + str(b):>12}" for b in budgets))
         total = {n: [sum(v[k] for (tk, s, _), v in found.items() if tk == task and s == n)
@@ -280,7 +293,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
         k500 = budgets.index(500) if 500 in budgets else len(budgets) - 1
         lines.append(f"  per topic @{budgets[k500]}: " + ", ".join(
             f"{tid}: " + " ".join(f"{n.split(':')[0]} {found[(task, n, tid)][k500]}"
-                                  for n in ("oracle", LEARNED, N1)
+                                  for n in ("oracle", KW_ORACLE, LEARNED, N1)
                                   if (task, n, tid) in found)
             for tid in dict.fromkeys(t for (tk, _, t) in found if tk == task)))
         seeds_only = [n for n in result.config["strategies"]
@@ -301,6 +314,18 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                                      + f"   better on {sum(d > 0 for d in diffs)}/{len(diffs)},"
                                      f" worse on {sum(d < 0 for d in diffs)}")
     return "\n".join(lines)
+
+
+def _keyword_cosines(sim: Any, keywords: str, texts: list[str]) -> Callable[[int], float]:
+    """Page number -> its cosine with ``keywords`` (``simulate.py``'s), computed once a page."""
+    cache: dict[int, float] = {}
+
+    def cosine(page: int) -> float:
+        value = cache.get(page)
+        if value is None:
+            value = cache[page] = sim.cosine_kw(keywords, texts[page])
+        return value
+    return cosine
 
 
 def robots_blocked(urls: list[str], hosts: dict[str, dict]) -> set[int]:

@@ -1,7 +1,7 @@
 """Strategies compared on real pages: docweb's 6 topics, Pant's two tasks, replayed crawls.
 
     .venv/bin/python bench/harvest.py [--max-pages 1000] [--seeds 0 1 2] [--jobs 2]
-        [--leave-one-out]
+        [--leave-one-out] [--baseline DIR]
 
 1. **Repository** (once, cached in ``$FOCUS_BENCH_DATA`` or ``~/.cache/focuscrawl-bench``):
    docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port and
@@ -218,7 +218,7 @@ def leave_one_out(tasks: dict[str, list[TopicSpec]]) -> tuple[dict[str, list[Top
 
 def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: Path,
                 threshold: float = 0.15, tasks: dict[str, list[TopicSpec]] | None = None,
-                base: dict[str, str] | None = None) -> str:
+                base: dict[str, str] | None = None, baseline: Path | None = None) -> str:
     """Relevant pages found in the first K pages, per strategy, beside docweb's oracle.
 
     Counted as ``../shared/docweb/simulate.py`` counts them (judge score >= threshold, seeds
@@ -230,7 +230,9 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     model's loss (a crawl below the keyword oracle) from what keywords cannot tell (the
     keyword oracle below the oracle).
     ``tasks``/``base``: the crawls' own topics (seeds) when they are not docweb's, e.g.
-    :func:`leave_one_out`'s, and their topics' ids.
+    :func:`leave_one_out`'s, and their topics' ids.  ``baseline``: another run's results
+    directory (say, the previous code's) whose crawls of the same topics and strategies are
+    counted too, crawl by crawl beside these.
     """
     import importlib.util
 
@@ -244,6 +246,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     blocked = robots_blocked(urls, docweb_hosts(data))
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
     found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
+    before: dict[tuple[str, str, str], list[int]] = {}  # the same, in ``baseline``
     by_id = {t["id"]: t for t in topics}
     cosines: dict[str, Callable[[int], float]] = {}  # keywords -> the keyword oracle's scores
     for task, key in SIM_TASKS.items():
@@ -272,16 +275,14 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
             found[(task, KW_ORACLE, tid)] = _count([urls[i] for i in order], rel, seeds,
                                                    budgets)
             for label in result.config["strategies"]:
-                runs = sorted((out_dir / "crawls" / _slug(task) / _slug(tid) / _slug(label))
-                              .glob("seed*.jsonl"))
-                counts = []
-                for path in runs:
-                    pages = [repo.pages[i].url if i is not None else u for u, i in
-                             ((u, repo.resolve(u)) for u in fetched_urls(read_crawl(path)))]
-                    counts.append(_count(pages, rel, seeds, budgets))
-                if counts:
-                    found[(task, label, tid)] = [round(sum(c[k] for c in counts) / len(counts))
-                                                 for k in range(len(budgets))]
+                where = Path("crawls", _slug(task), _slug(tid), _slug(label))
+                counts = _crawl_counts(out_dir / where, repo, rel, seeds, budgets)
+                if counts is not None:
+                    found[(task, label, tid)] = counts
+                if baseline is not None:
+                    counts = _crawl_counts(baseline / where, repo, rel, seeds, budgets)
+                    if counts is not None:
+                        before[(task, label, tid)] = counts
     lines = ["== Relevant pages found in the first K pages (sum over topics), and as a ratio "
              "of the oracle (a perfect link predictor, docweb's simulate.py); the keyword "
              "oracle predicts each target's keyword cosine perfectly instead"]
@@ -317,7 +318,46 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
                                      + " ".join(f"{d:+d}" for d in diffs)
                                      + f"   better on {sum(d > 0 for d in diffs)}/{len(diffs)},"
                                      f" worse on {sum(d < 0 for d in diffs)}")
+        if before:
+            lines.extend(_against_baseline(task, found, before, budgets))
     return "\n".join(lines)
+
+
+def _crawl_counts(crawls: Path, repo: Repository, rel: set[str], seeds: list[str],
+                  budgets: list[int]) -> list[int] | None:
+    """Relevant pages in one (task, topic, strategy)'s crawls at each budget, averaged over
+    its random seeds; None if it has no crawl there."""
+    counts = []
+    for path in sorted(crawls.glob("seed*.jsonl")):
+        pages = [repo.pages[i].url if i is not None else u for u, i in
+                 ((u, repo.resolve(u)) for u in fetched_urls(read_crawl(path)))]
+        counts.append(_count(pages, rel, seeds, budgets))
+    if not counts:
+        return None
+    return [round(sum(c[k] for c in counts) / len(counts)) for k in range(len(budgets))]
+
+
+def _against_baseline(task: str, found: dict[tuple[str, str, str], list[int]],
+                      before: dict[tuple[str, str, str], list[int]],
+                      budgets: list[int]) -> list[str]:
+    """Per strategy, this run's sums beside the baseline's over the crawls both have, and in
+    how many of those crawls this run is ahead and behind: with leave-one-out, thirty crawls a
+    task tell a change that helps from one that moved which host a crawl settled on."""
+    lines = ["  against --baseline (the crawls both runs have):"]
+    for label in dict.fromkeys(s for (tk, s, _) in before if tk == task):
+        pairs = [(found[key], old) for key, old in before.items()
+                 if key[0] == task and key[1] == label and key in found]
+        if not pairs:
+            continue
+        here = [sum(new[k] for new, _ in pairs) for k in range(len(budgets))]
+        there = [sum(old[k] for _, old in pairs) for k in range(len(budgets))]
+        k = len(budgets) - 1
+        ahead = sum(new[k] > old[k] for new, old in pairs)
+        behind = sum(new[k] < old[k] for new, old in pairs)
+        lines.append(f"    {label:22s} {' / '.join(map(str, here))} against "
+                     f"{' / '.join(map(str, there))}; at @{budgets[k]} ahead in {ahead} of "
+                     f"{len(pairs)} crawls, behind in {behind}")
+    return lines
 
 
 def _keyword_cosines(sim: Any, keywords: str, texts: list[str]) -> Callable[[int], float]:
@@ -372,6 +412,9 @@ def main() -> int:
     p.add_argument("--leave-one-out", action="store_true",
                    help="crawl each topic once per seed, that seed left out (5 crawls a topic "
                         "and strategy instead of 1): a steadier comparison of two orders")
+    p.add_argument("--baseline", type=Path,
+                   help="another run's --out (the same tasks and strategies, say the previous "
+                        "code's): its crawls are counted beside these, crawl by crawl")
     p.add_argument("--record-delay", type=float, default=0.01)
     p.add_argument("--force-record", action="store_true")
     args = p.parse_args()
@@ -405,7 +448,8 @@ def main() -> int:
     print(report(result))
     print(findings(result))
     print()
-    print(found_table(result, repo, out, docweb_dir(), tasks=tasks, base=base))
+    print(found_table(result, repo, out, docweb_dir(), tasks=tasks, base=base,
+                      baseline=args.baseline))
     print()
     print(f"time: repository {t_record:.0f} s; {result.config['crawls']} replayed crawls in "
           f"{t_compare / 60:.1f} min (crawl subprocesses {result.config['crawl_seconds']:.0f} s "

@@ -22,3 +22,11 @@ class PageItem:
     order: int | None  # crawl order: 1 for the first page fetched
     priority: float  # the frontier's estimate when the URL was chosen
     truncated: bool = False  # body cut at the fetch size limit, scored on what was kept
+
+
+@dataclass
+class ExplainedPageItem(PageItem):
+    """A page with why its URL was chosen (FOCUS_EXPLAIN): only then has an item this field,
+    so the JSON lines of a crawl not explained are as they always were."""
+
+    why: dict[str, float] | None = None  # the parts of the priority (Frontier.explain)

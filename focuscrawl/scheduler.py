@@ -32,7 +32,7 @@ from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
 from .engine import Waker, pages_in_spider, warn_if_missing
 from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
-from .meta import FROM, LEASE, ORDER, TRANSIENT
+from .meta import FROM, LEASE, LINK, ORDER, TRANSIENT
 from .options import frontier_options
 from .records import Records, server_by
 from .services import FocusServices, missing_message
@@ -67,6 +67,7 @@ class FocusScheduler:
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
         self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
+        self.explain = self.settings.getbool("FOCUS_EXPLAIN", False)
         slack = self.settings.get("FOCUS_SLACK")
         # None: the crawl order's own default (Frontier.default_slack), known at open
         self.slack: float | None = None if slack in (None, "") else self.settings.getfloat(
@@ -247,6 +248,10 @@ class FocusScheduler:
         self._lease_seq += 1
         assert self.records is not None
         request = self.records.request(entry, self._lease_seq)
+        if self.explain:
+            why = frontier.explain(entry)
+            if why is not None:
+                request.meta[LINK]["why"] = why
         self._leases[self._lease_seq] = entry
         if request.errback is None:
             request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)

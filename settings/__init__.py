@@ -122,6 +122,13 @@ FOCUS_SAME_ACROSS_SCHEMES = True  # http://host/p and https://host/p are one pag
 # text, its parent's and grandparent's relevance and what the crawl learnt about its host and
 # directory; the model trains on the crawl's own pages (labels from each page's keyword match,
 # see focuscrawl.core.frontier.learned).
+FOCUS_EXPLAIN = False  # each item gets "why": the parts of its URL's priority when it was
+#                       handed out (learned: bias, each link feature's weight x value, its
+#                       words' learned weights, the topic profile on its words, the
+#                       exploration bonus; their sum's sigmoid is the value under the model of
+#                       that moment, +1 for a seed; the item's priority is the value when the
+#                       link was last scored).  Read only: the order is the same.  Orders
+#                       without parts (the seed strategies) and distributed workers add none
 FOCUS_LEARN_EVERY = 25  # pages between retrains: the topic profile is rebuilt, recent examples
 #                         replayed and the frontier re-scored (vectorised)
 FOCUS_LEARN_RERANK = 65536  # a retrain re-scores the whole frontier up to this many queued

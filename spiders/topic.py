@@ -28,7 +28,7 @@ from focuscrawl.core.frontier import STRATEGIES
 from focuscrawl.core.learning import PageDigest
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
-from focuscrawl.items import PageItem
+from focuscrawl.items import ExplainedPageItem, PageItem
 from focuscrawl.meta import LINK, ORDER
 from focuscrawl.records import request_key
 from focuscrawl.render import configure_rendering, spider_mode
@@ -196,7 +196,7 @@ class TopicSpider(scrapy.Spider):
         )
         focus = response.meta.get(LINK) or {}
         depth = response.meta.get("depth", 0)
-        yield PageItem(
+        fields = dict(
             url=response.url,
             status=response.status,
             title=page.title,
@@ -213,6 +213,8 @@ class TopicSpider(scrapy.Spider):
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
         )
+        why = focus.get("why")  # FOCUS_EXPLAIN
+        yield PageItem(**fields) if why is None else ExplainedPageItem(**fields, why=why)
         known_urls = self.known_urls
         ignores = known_urls.ignores if known_urls is not None and known_urls.active else None
         known = 0

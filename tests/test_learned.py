@@ -338,6 +338,36 @@ def test_the_host_index_chooses_as_a_scan_of_every_host(options):
         assert resumed == order
 
 
+def test_an_explanation_gives_the_parts_of_the_value_and_changes_no_order():
+    """FOCUS_EXPLAIN: at hand-out, the parts of a link's logit add up to the value today's
+    model gives it, and asking for them changes nothing in the crawl's order."""
+    web = hidden_web(2)
+    plain = virtual_crawl(learned(), web, ["http://portal.test/"], limit=150)
+    f = learned()
+    pop, explained = f.pop, []
+
+    def pop_and_explain(*args, **kw):
+        entry = pop(*args, **kw)
+        if entry is not None:
+            why = f.explain(entry)
+            assert why is not None
+            value = float(f._values(np.array([entry.extra]))[0])
+            seed = 1.0 if value > 1.0 else 0.0  # a seed comes before any link
+            # each part is rounded to 3 places
+            assert 1.0 / (1.0 + math.exp(-sum(why.values()))) + seed == \
+                pytest.approx(value, abs=0.005)
+            explained.append(why)
+        return entry
+
+    f.pop = pop_and_explain  # type: ignore[method-assign]
+    assert virtual_crawl(f, web, ["http://portal.test/"], limit=150) == plain
+    assert len(explained) == len(plain)
+    assert all("bias" in why and "words" in why and "profile" in why for why in explained)
+    assert any("parent" in why for why in explained)
+    assert any(why["words"] != 0.0 for why in explained)  # the model learnt word weights
+    assert make_frontier("best-first").explain(Entry("http://a.test/", "a.test", 1)) is None
+
+
 def test_same_input_same_order():
     web = hidden_web(4)
     assert virtual_crawl(learned(), web, ["http://portal.test/"]) == \

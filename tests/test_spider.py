@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -83,6 +84,7 @@ async def test_items_fields_redirects_and_order(server, proxy_to):
     assert page["outlinks"] == 2
     assert page["truncated"] is False
     assert page["fetched_at"].endswith("+00:00")
+    assert "why" not in page  # only with FOCUS_EXPLAIN
 
     cooking = by_url["http://a.test/cooking.html"]
     assert cooking["score"] == 0.0 and cooking["hot"] is False
@@ -96,6 +98,28 @@ async def test_items_fields_redirects_and_order(server, proxy_to):
     assert len(set(orders)) == len(orders) and orders[0] == 1
     assert by_url["http://a.test/index.html"]["order"] == 1
     assert by_url["http://b.test/deep/regex-more.html"]["priority"] == page["score"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_explain_adds_why_each_url_was_chosen(server, proxy_to, tmp_path):
+    """FOCUS_EXPLAIN: each item of the learned order says why its URL was chosen (the parts
+    of its priority), in the JSON lines too; an order without parts adds nothing."""
+    proxy_to(server)
+    out = tmp_path / "pages.jsonl"
+    result = await crawl(project_settings(FOCUS_DELAY=0, FOCUS_EXPLAIN=True,
+                                          FEEDS={str(out): {"format": "jsonlines"}}),
+                         keywords="regex", seeds="http://a.test/index.html", strategy="learned")
+    assert len(result.items) == 5
+    for item in result.items:
+        assert {"bias", "words", "profile"} <= set(item["why"])
+    regex = next(i for i in result.items if i["url"] == "http://a.test/regex.html")
+    assert regex["why"]["kw_url"] > 0  # the keyword is in its URL
+    exported = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert [line["why"] for line in exported] == [item["why"] for item in result.items]
+
+    plain = await crawl(project_settings(FOCUS_DELAY=0, FOCUS_EXPLAIN=True), keywords="regex",
+                        seeds="http://a.test/index.html", strategy="best-first")
+    assert plain.items and all("why" not in item for item in plain.items)
 
 
 @pytest_twisted.ensureDeferred

@@ -82,6 +82,10 @@ PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 _SEED = DENSE.index("seed")
 _DYNAMIC = 5  # host, directory, parent evidence, log(in-links), sibling: at scoring time
 assert len(DENSE_PRIOR) == len(DENSE) + _DYNAMIC
+# the names :meth:`Learned.explain` gives the dense columns' parts (the dynamic ones in the
+# order :meth:`Learned._dynamic` stacks them)
+_PART_NAMES = (*DENSE, "host", "directory", "inlinks", "hub", "nearness")
+assert len(_PART_NAMES) == len(DENSE_PRIOR)
 # with examples among the seeds: a page this similar to the profile they grow is a full label
 # (docweb, 6 topics, from the examples, 500 pages: 307 relevant vs 296 with keyword labels)
 EXAMPLES_PROFILE_SCORE = 0.3
@@ -484,6 +488,13 @@ class Learned(Frontier):
             self.store.near[slots].astype(np.float64),
         ])
 
+    def _bonus(self, slots: np.ndarray) -> np.ndarray:
+        """The exploration bonus on the links' logits: ``explore`` x the UCB uncertainty of
+        their host and directory, shared ``explore_split`` / the rest."""
+        areas = self.store.areas(slots)
+        return self.explore * (self.explore_split * self.hosts.uncertainty(areas[:, 0])
+                               + (1 - self.explore_split) * self.dirs.uncertainty(areas[:, 1]))
+
     def _logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
         dense = np.hstack([self.store.dense(slots), dynamic])
         hashed = self.store.dot(slots, self.model.w, self._extra)
@@ -493,10 +504,7 @@ class Learned(Frontier):
         """Priorities: P(relevant) with an exploration bonus on the logit; seeds first."""
         z = self._logits(slots, self._dynamic(slots))
         if self.explore:
-            areas = self.store.areas(slots)
-            z = z + self.explore * (self.explore_split * self.hosts.uncertainty(areas[:, 0])
-                                    + (1 - self.explore_split)
-                                    * self.dirs.uncertainty(areas[:, 1]))
+            z = z + self._bonus(slots)
         values = sigmoid(z)
         seeds = self.store.dense(slots)[:, _SEED] > 0.0
         if seeds.any():
@@ -979,6 +987,29 @@ class Learned(Frontier):
         if self.max_buffer:
             self._worst = [(e.score, -e.seq, e) for e in self.entries.values() if e.queued]
             heapq.heapify(self._worst)
+
+    def explain(self, entry: Entry) -> dict[str, float] | None:
+        """The parts of ``entry``'s logit under today's model, each rounded to 3 places:
+        ``bias``, each dense feature's weight x value (the zero ones left out), ``words``
+        (the learned weights of its hashed anchor, URL and context words), ``profile`` (the
+        topic profile projected onto those words) and ``explore`` (the UCB bonus); the value
+        is ``sigmoid`` of their sum (+1 for a seed).  Read only: it changes no state, so a
+        crawl explained orders as one that is not.  Asked at hand-out, before a retrain."""
+        slot = entry.extra
+        if slot is None:
+            return None
+        slots = np.array([slot], dtype=np.int64)
+        dense = np.hstack([self.store.dense(slots), self._dynamic(slots)])[0]
+        parts = {"bias": self.model.b}
+        for name, x, weight in zip(_PART_NAMES, dense.tolist(), self.model.v.tolist(),
+                                   strict=True):
+            if x * weight:
+                parts[name] = x * weight
+        parts["words"] = float(self.store.dot(slots, self.model.w)[0])
+        parts["profile"] = float(self.store.dot(slots, self._extra)[0])
+        if self.explore:
+            parts["explore"] = float(self._bonus(slots)[0])
+        return {name: round(float(value), 3) for name, value in parts.items()}
 
     def describe(self) -> dict[str, int | float]:
         return {"frontier": len(self), "learned_examples": len(self._ex_slot),

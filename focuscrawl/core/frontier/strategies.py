@@ -543,6 +543,11 @@ class Frontier:
         """Queue sizes for stats."""
         return {"frontier": len(self)}
 
+    def explain(self, entry: Entry) -> dict[str, float] | None:
+        """Why ``entry`` (just handed out) was worth its priority, part by part, for an order
+        whose priority is a sum of parts (FOCUS_EXPLAIN); None where it is not."""
+        return None
+
 
 class BreadthFirst(Frontier):
     """FIFO; with MAX_BUFFER, links found while the frontier is full are dropped."""

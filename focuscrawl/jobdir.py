@@ -332,7 +332,8 @@ class Jobdir:
     def _keep_old_explore_default(self, saved: dict[str, Any]) -> None:
         """Likewise FOCUS_EXPLORE's default without examples (1.0 -> 2.0): a crawl started
         under the old one resumes under it when this run leaves the setting at today's."""
-        # with examples the default is still 1.0, so only a crawl without them qualifies
+        # with examples the default is still 1.0: a crawl saved with them has 1.0 and today's
+        # 1.0; one saved with them and resumed without them is refused by the check after
         if (saved.get("explore") != options.EXPLORE_BEFORE
                 or self.order_options.get("explore") != EXPLORE):
             return

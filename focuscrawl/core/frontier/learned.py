@@ -495,8 +495,12 @@ class Learned(Frontier):
         return self.explore * (self.explore_split * self.hosts.uncertainty(areas[:, 0])
                                + (1 - self.explore_split) * self.dirs.uncertainty(areas[:, 1]))
 
+    def _dense(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
+        """The links' dense columns: the stored ones, then the dynamic ones (DENSE_PRIOR's)."""
+        return np.hstack([self.store.dense(slots), dynamic])
+
     def _logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
-        dense = np.hstack([self.store.dense(slots), dynamic])
+        dense = self._dense(slots, dynamic)
         hashed = self.store.dot(slots, self.model.w, self._extra)
         return self.model.logits(hashed, dense)
 
@@ -775,8 +779,7 @@ class Learned(Frontier):
         index = np.array(batch, dtype=np.int64)
         slots = np.array([self._ex_slot[i] for i in batch], dtype=np.int64)
         cols, vals, rows = self.store.gather(slots)
-        dense = np.hstack([self.store.dense(slots),
-                           np.array([self._ex_dyn[i] for i in batch], dtype=np.float64)])
+        dense = self._dense(slots, np.array([self._ex_dyn[i] for i in batch], dtype=np.float64))
         extra = np.bincount(rows, weights=self._extra[cols] * vals, minlength=len(batch))
         labels = np.array([self._ex_label[i] for i in index], dtype=np.float64)
         self.model.update(cols, vals, rows, dense, extra, labels)
@@ -999,7 +1002,7 @@ class Learned(Frontier):
         if slot is None:
             return None
         slots = np.array([slot], dtype=np.int64)
-        dense = np.hstack([self.store.dense(slots), self._dynamic(slots)])[0]
+        dense = self._dense(slots, self._dynamic(slots))[0]
         parts = {"bias": self.model.b}
         for name, x, weight in zip(_PART_NAMES, dense.tolist(), self.model.v.tolist(),
                                    strict=True):

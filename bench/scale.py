@@ -766,10 +766,12 @@ def _per_page_projection(samples: list[dict[str, Any]]) -> None:
     kept = 1.0 - (last.get("on_disk", 0) - start.get("on_disk", 0)) / queued
     if last.get("on_disk", 0) > 0 and kept > 0.1:  # then both projections charge the
         # queue's filling to every later URL
+        # (the queue in memory fills up to the limit, spills a quarter, fills again)
+        why = ("filling again after a spill" if start.get("on_disk", 0) > 0 else
+               "still filling towards FOCUS_FRONTIER_MEMORY")
         print(f"  caution: {kept:.0%} of the URLs queued over the last 10% stayed in memory: "
-              f"the queue was still filling towards FOCUS_FRONTIER_MEMORY, which these "
-              f"projections extrapolate; a longer crawl (or --set FOCUS_FRONTIER_MEMORY=...) "
-              f"measures the growth past it")
+              f"the queue in memory was {why}, which these projections extrapolate; a longer "
+              f"crawl (or --set FOCUS_FRONTIER_MEMORY=...) measures the growth past it")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -652,7 +653,9 @@ class Cluster:
                    "-a", "seeds=http://h0.test/p0.html", "-O", str(items),
                    "-s", f"LOG_FILE={log}", "-s", "LOG_LEVEL=INFO", "-s", f"FOCUS_DELAY={DELAY}",
                    "-s", f"REDIS_URL={self.redis_url}", "-s", f"FOCUS_REDIS_KEY={self.key}",
-                   "-s", "FOCUS_REDIS_START_LOG=1000", *args]
+                   "-s", "FOCUS_REDIS_START_LOG=1000",
+                   # pages of a few ms: a busy machine must not make them time out and retry
+                   "-s", "DOWNLOAD_TIMEOUT=60", *args]
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.procs.append(proc)
@@ -710,6 +713,12 @@ def requested(rows: list[dict[str, Any]]) -> list[str]:
     return [r["host"] + r["path"] for r in rows if r["path"] != "/robots.txt"]
 
 
+def stat(log: str, name: str) -> int:
+    """A counter from a worker's final stats dump (0 if absent)."""
+    found = re.search(rf"'{re.escape(name)}': (\d+)", log)
+    return int(found.group(1)) if found else 0
+
+
 def check_politeness(rows: list[dict[str, Any]], concurrency: int, hosts: RedisHosts,
                      shared: bool = False) -> None:
     """Per server, robots.txt included.  From the server's log (independent of the crawler):
@@ -754,7 +763,12 @@ def test_three_workers_crawl_like_one(small_site, cluster, redis_server):
     assert c.wait(workers) == [0, 0, 0], c.tails()
     rows = small_site.read_log()
     single, shared = requested(rows[start:middle]), requested(rows[middle:])
-    assert len(shared) == len(set(shared))  # no URL fetched twice
+    # no URL handed out twice: a URL is requested again only as Scrapy's retry of a failed
+    # download (a lost connection on a loaded machine), which the workers' stats count
+    twice = [(r["host"] + r["path"], r["status"], r["duration_ms"], round(r["time_epoch"], 3))
+             for r in rows[middle:] if shared.count(r["host"] + r["path"]) > 1]
+    retried = sum(stat(c.log_text(i), "retry/count") for i in (1, 2, 3))
+    assert len(shared) - len(set(shared)) <= retried, (twice, retried, c.tails())
     assert set(shared) == set(single) == reachable(10)
     check_politeness(rows[middle:], 1, RedisHosts(redis_server.client(), c.key, "probe"),
                      shared=True)

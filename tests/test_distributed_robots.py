@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections import defaultdict
 from collections.abc import Coroutine
 from itertools import pairwise
@@ -40,7 +39,7 @@ from focuscrawl.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware
 from focuscrawl.services import FocusServices
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
-from .test_distributed import DELAY, Cluster, wait_until
+from .test_distributed import DELAY, Cluster, stat, wait_until
 
 UA = "focuscrawl/0.1 (+test)"
 KEY = "http://a.test:80"
@@ -260,11 +259,6 @@ def max_in_flight(rows: list[dict[str, Any]]) -> dict[str, int]:
             top = max(top, now)
         most[host] = top
     return most
-
-
-def stat(log: str, name: str) -> int:
-    m = re.search(rf"'{re.escape(name)}': (\d+)", log)
-    return int(m.group(1)) if m else 0
 
 
 def test_three_workers_fetch_each_robots_txt_once_under_the_server_slot(

@@ -32,6 +32,15 @@ _PLAIN_META = {LINK, "depth", "download_timeout", "download_slot", "download_lat
                "is_start_request"}
 
 
+def is_page(status: int | None) -> bool:
+    """Whether a download that ended with ``status`` (None: no response) counts against
+    MAX_PAGES: a successful (2xx) response.  A redirect is a hop to the page, and an error
+    status or a failed download gave no page; each gives its share of the budget back, so
+    a crawl of N pages has N pages to show, as Pant et al. count ("only good links are used").
+    """
+    return status is not None and 200 <= status < 300
+
+
 def server_by(settings: BaseSettings) -> str:
     """``FOCUS_SERVER_KEY``, checked (NotConfigured unless "host" or "ip")."""
     by = settings.get("FOCUS_SERVER_KEY", "host")

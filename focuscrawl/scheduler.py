@@ -8,7 +8,8 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
   distance from a hot page), not a duplicate to drop,
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
 * counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
-  from the moment it is handed out until its download ends,
+  from the moment it is handed out until its download ends, and after if it gave a page (a 2xx
+  response, ``records.is_page``),
 * with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
   a snapshot plus a journal of every operation, so that the same command resumes after a clean
   stop *or* a kill -9 (``focuscrawl.jobdir.Jobdir``, which the scheduler holds).
@@ -34,7 +35,7 @@ from .engine import Waker, pages_in_spider, warn_if_missing
 from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
 from .meta import FROM, LEASE, LINK, ORDER, TRANSIENT
 from .options import frontier_options
-from .records import Records, server_by
+from .records import Records, is_page, server_by
 from .services import FocusServices, missing_message
 from .signals import START_ERROR_STAT
 
@@ -283,7 +284,7 @@ class FocusScheduler:
                 self.store.record("failed", entry.url, learn)
             assert self.frontier is not None
             self.frontier.failed(entry.url, learn)
-        if status is not None and not 300 <= status < 400:
+        if is_page(status):
             self.pages += 1
             if self.jobdir is None or self.store is None:
                 request.meta[ORDER] = self.pages

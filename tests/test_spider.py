@@ -137,6 +137,30 @@ async def test_max_pages_is_exact(server, proxy_to):
 
 
 @pytest_twisted.ensureDeferred
+async def test_max_pages_counts_pages_not_errors(proxy_to):
+    """An error status gives no page: MAX_PAGES=3 ends with three pages to show however many
+    of the links the crawl tried first were broken (Pant et al. count "only good links")."""
+    broken = [(f"/regex-{i}.html", "regex notes") for i in range(4)]  # the best links, all 404
+    pages = {"e.test": {
+        "/index.html": Page(html("Regex index", "regex " * 3, [
+            *broken, ("/down.html", "regex down"), ("/p1.html", "one"), ("/p2.html", "two"),
+            ("/p3.html", "three")])),
+        "/down.html": Page(html("Down", "regex"), status=503),
+        **{f"/p{i}.html": Page(html(f"Page {i}", "text")) for i in (1, 2, 3)},
+    }}
+    with ServerProcess(pages=pages) as srv:
+        proxy_to(srv)
+        result = await crawl(project_settings(FOCUS_DELAY=0, RETRY_TIMES=0), keywords="regex",
+                             seeds="http://e.test/index.html", strategy="best-first",
+                             max_pages="3")
+        rows = [r for r in srv.read_log() if r["path"] != "/robots.txt"]
+    assert [r["status"] for r in rows if r["status"] >= 400] == [404] * 4 + [503]
+    assert len(result.items) == 3 and result.stats["focus/pages_fetched"] == 3
+    assert sorted(r["path"] for r in rows if r["status"] == 200) == sorted(
+        i["url"].removeprefix("http://e.test") for i in result.items)
+
+
+@pytest_twisted.ensureDeferred
 async def test_the_log_ends_with_a_focus_summary(server, proxy_to, caplog, tmp_path):
     proxy_to(server)
     caplog.set_level("INFO")

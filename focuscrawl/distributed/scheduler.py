@@ -54,7 +54,7 @@ from .. import signals as focus_signals
 from ..engine import Waker, close, in_progress, stopping, warn_if_missing
 from ..meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
 from ..options import frontier_options, politeness_options
-from ..records import Records, server_by
+from ..records import Records, is_page, server_by
 from ..services import missing_message
 from ..signals import START_ERROR_STAT
 from .connection import RedisLink, RedisServices, Unavailable, Worker
@@ -309,7 +309,7 @@ class RedisFocusScheduler:
             return
         if status is None and stopping(self.crawler):
             return  # cancelled by a stop, not failed: close() puts the URL back
-        counted = status is not None and not 300 <= status < 400
+        counted = is_page(status)
 
         def done(number: int) -> None:
             if number > 0:

@@ -12,10 +12,12 @@ the spot, so a crawl of hundreds of thousands of pages needs neither a network n
 * ``--clusters`` topical clusters (default 500), a host in one: each has its own vocabulary;
   2% of the clusters are *core* (their pages use the topic's keywords), 3% *related* (the
   topic's wider vocabulary, the keywords rarely), the rest are about something else;
-* power-law out-degrees (Pareto, alpha 1.6, at least 10 links, mean about 24, at most 300) plus
-  4 navigation links per page; 75% of the links stay on the host, 17% go to another host of
-  the same cluster, 8% anywhere; targets favour a host's first pages (power-law in-degrees);
-  anchor texts use the target cluster's words.
+* power-law out-degrees (Pareto, alpha 1.6, at least ``--links`` links, 10 by default: mean
+  about 24, at most 300) plus 4 navigation links per page; 75% of the links stay on the host,
+  17% go to another host of the same cluster, 8% anywhere; targets favour a host's first pages
+  (power-law in-degrees); anchor texts use the target cluster's words.  ``--links 40`` queues
+  ~35 new URLs a page, so that ``--until-queued 10000000`` (stop the crawl as Ctrl-C does once
+  that many are queued) comes within a few hundred thousand pages.
 
 The crawl is the real thing: ``scrapy crawl topic`` in a subprocess with the project's settings
 and the default ``learned`` order, robots.txt obeyed (every host answers one), no feed file,
@@ -50,6 +52,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -79,10 +82,11 @@ class SyntheticWeb:
     """Pages, hosts and links as pure functions of (seed, page id); see the module docstring."""
 
     def __init__(self, *, seed: int = 0, pages: int = 5_000_000, hosts: int = 20_000,
-                 clusters: int = 500) -> None:
+                 clusters: int = 500, links: int = 10) -> None:
         if pages < hosts:
             raise ValueError("the web needs at least one page per host")
         self.seed, self.pages, self.hosts, self.clusters = seed, pages, hosts, clusters
+        self.links = links  # the out-degrees' minimum (Pareto scale)
         rng = random.Random(seed)
         # host sizes: a power law, at least 1 page each, summing to `pages`
         weights = [(i + 1) ** -0.8 for i in range(hosts)]
@@ -185,7 +189,7 @@ class SyntheticWeb:
             f'<li><a href="{self.url(home + i)}">{own[(i * 7) % 40]}</a></li>'
             for i in range(min(4, self.sizes[h]))
         )
-        degree = min(300, int(10 * rng.random() ** (-1 / 1.6)))
+        degree = min(300, int(self.links * rng.random() ** (-1 / 1.6)))
         parts = []
         for _ in range(degree):
             t = self._target(rng, h)
@@ -204,7 +208,8 @@ def _web_from(settings: Any) -> SyntheticWeb:
     return SyntheticWeb(seed=settings.getint("BENCH_SCALE_SEED", 0),
                         pages=settings.getint("BENCH_SCALE_WEB", 5_000_000),
                         hosts=settings.getint("BENCH_SCALE_HOSTS", 20_000),
-                        clusters=settings.getint("BENCH_SCALE_CLUSTERS", 500))
+                        clusters=settings.getint("BENCH_SCALE_CLUSTERS", 500),
+                        links=settings.getint("BENCH_SCALE_LINKS", 10))
 
 
 class SyntheticWebHandler:
@@ -589,6 +594,7 @@ def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -
         "BENCH_SCALE_SAMPLES": str(samples), "BENCH_SCALE_EVERY": str(args.every),
         "BENCH_SCALE_SEED": str(args.seed), "BENCH_SCALE_WEB": str(args.web),
         "BENCH_SCALE_HOSTS": str(args.hosts), "BENCH_SCALE_CLUSTERS": str(args.clusters),
+        "BENCH_SCALE_LINKS": str(args.links),
         "FOCUS_DELAY": str(args.delay), "FOCUS_DEFAULT_FEED": "",
         "FOCUS_BLOCK_PRIVATE": "False",  # made-up hosts: nothing to resolve
         "LOG_LEVEL": "WARNING", "LOGSTATS_INTERVAL": "0",
@@ -645,6 +651,10 @@ def main() -> int:
     p.add_argument("--web", type=int, default=5_000_000, help="pages in the synthetic web")
     p.add_argument("--hosts", type=int, default=20_000)
     p.add_argument("--clusters", type=int, default=500)
+    p.add_argument("--links", type=int, default=10,
+                   help="the out-degrees' minimum (Pareto scale; the mean is ~2.4x it)")
+    p.add_argument("--until-queued", type=int, default=0, metavar="N",
+                   help="stop the crawl (as Ctrl-C does) once N URLs are queued (0: never)")
     p.add_argument("--seed", type=int, default=0, help="the web's seed")
     p.add_argument("--strategy", default="", help="crawl order (default: the project's)")
     p.add_argument("--delay", type=float, default=0.0, help="FOCUS_DELAY, seconds")
@@ -660,7 +670,8 @@ def main() -> int:
                    help="a Scrapy setting for the crawl (repeatable), e.g. FOCUS_LEARN_RERANK=0")
     args = p.parse_args()
 
-    web = SyntheticWeb(seed=args.seed, pages=args.web, hosts=args.hosts, clusters=args.clusters)
+    web = SyntheticWeb(seed=args.seed, pages=args.web, hosts=args.hosts, clusters=args.clusters,
+                       links=args.links)
     print(f"synthetic web: {args.web:,} pages, {args.hosts:,} hosts (largest {web.sizes[0]:,} "
           f"pages), {args.clusters} clusters ({web.core} core, {web.related - web.core} "
           f"related); crawl {args.pages:,} pages, strategy "
@@ -680,6 +691,7 @@ def main() -> int:
               f"{'handed out':>10}")
         samples: list[dict[str, Any]] = []
         offset = 0
+        stopping = False
         while True:
             done = proc.poll() is not None
             if samples_file.exists():
@@ -691,6 +703,10 @@ def main() -> int:
                             _print_sample(s, samples[-1] if samples else None)
                             samples.append(s)
                             offset += len(line.encode())
+                            if (args.until_queued and not stopping
+                                    and s.get("queued", 0) >= args.until_queued):
+                                proc.send_signal(signal.SIGINT)  # a clean stop, a last sample
+                                stopping = True
             if done:
                 break
             time.sleep(1.0)

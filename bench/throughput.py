@@ -26,9 +26,10 @@ the WARC's indexing at start-up is outside it); the table also gives the mean pa
 requests the spider produced per page, since the crawlers visit different pages. Runs alternate
 between the crawlers for ``--rounds`` rounds; the table gives the median rate and focuscrawl's
 ratio to plain Scrapy, and the crawl process's CPU milliseconds per response over the same span
-(a figure a loaded machine does not blur, as it does the rates). Learned against best-first is
-also given per page (2xx) and per download: the learned order's host bandit probes hosts that
-give no page (a robots.txt and a page each), so it makes more requests for the same pages.
+(a figure a loaded machine does not blur, as it does the rates); pages/s counts responses, 2xx/s
+the 2xx responses alone. Learned against best-first is also given per download: the learned
+order's host bandit probes hosts that give no page (a robots.txt and a page each), so it makes
+more requests for the same pages.
 
 ``--kinds`` runs only some of the crawlers; ``--profile DIR`` runs each under cProfile, keeps
 the profiles in DIR and prints, per run, CPU ms per page by function (own time and with
@@ -248,10 +249,13 @@ def main() -> int:
                     print(profile_table(prof, res["responses"]))
     plain = (statistics.median(x["rate"] for x in results["plain"]) if results.get("plain")
              else float("nan"))
+    plain_pages = (statistics.median(x["page_rate"] for x in results["plain"])
+                   if results.get("plain") else float("nan"))
     print(f"\nReplay throughput, docweb repository {warc}, {args.pages} pages per run, "
           f"median of {args.rounds} rounds (cpu: {os.cpu_count()} cores)")
     print(f"{'crawler':46s} {'responses':>9s} {'seconds':>8s} {'KB/page':>7s} "
-          f"{'links/page':>10s} {'CPU ms/page':>11s} {'pages/s':>8s} {'ratio':>6s}")
+          f"{'links/page':>10s} {'CPU ms/page':>11s} {'pages/s':>8s} {'ratio':>6s} "
+          f"{'2xx/s':>7s} {'ratio':>6s}")
     labels = {"plain": "plain Scrapy (default scheduler, no scoring)",
               "focuscrawl": "focuscrawl best-first (32 concurrent)",
               "focuscrawl-learned": "focuscrawl learned (32 concurrent)",
@@ -259,13 +263,15 @@ def main() -> int:
               "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
     for kind in kinds:
         rate = statistics.median(x["rate"] for x in results[kind])
+        pages = statistics.median(x["page_rate"] for x in results[kind])
         resp = statistics.median(x["responses"] for x in results[kind])
         secs = statistics.median(x["seconds"] for x in results[kind])
         kb = statistics.median(x["bytes"] / 1024 / x["responses"] for x in results[kind])
         links = statistics.median(x["requests"] / x["responses"] for x in results[kind])
         cpu = statistics.median(1000 * x["cpu"] / x["responses"] for x in results[kind])
         print(f"{labels[kind]:46s} {resp:9.0f} {secs:8.1f} {kb:7.1f} {links:10.0f} "
-              f"{cpu:11.1f} {rate:8.1f} {rate / plain:6.2f}")
+              f"{cpu:11.1f} {rate:8.1f} {rate / plain:6.2f} {pages:7.1f} "
+              f"{pages / plain_pages:6.2f}")
     if {"focuscrawl", "focuscrawl-learned"} <= set(kinds):
         def med(kind: str, name: str) -> float:
             return statistics.median(x[name] for x in results[kind])

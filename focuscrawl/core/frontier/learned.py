@@ -67,6 +67,7 @@ from ..learning import (
     directory_of,
     sigmoid,
 )
+from ..memory import trim_heap
 from ..urls import host
 from .queues import Entry, Key
 from .strategies import Frontier, Link, Ready
@@ -892,6 +893,7 @@ class Learned(Frontier):
         self._ex_slot = [mapping[s] for s in self._ex_slot]
         self._fetching = {u: mapping[s] for u, s in self._fetching.items()}
         self.stats["compactions"] += 1
+        trim_heap()  # the arrays' old copies
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
     def _spill(self) -> None:

@@ -28,6 +28,7 @@ from operator import attrgetter
 from typing import Any, ClassVar
 
 from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
+from ..memory import trim_heap
 from ..urls import scheme_twin
 from .linkgraph import LinkGraph
 from .queues import FIELDS, Entry, Key, ServerQueues
@@ -310,10 +311,14 @@ class Frontier:
         spilled = self.spilled
         if spilled is None:
             return
-        if len(self.queues) > spilled.limit:
+        moved = len(self.queues) > spilled.limit
+        if moved:
             self._spill()
         while spilled.index and len(self.queues) < spilled.low:
             self._reload()
+            moved = True
+        if moved:
+            trim_heap()  # a batch's temporaries: megabytes the C heap would otherwise keep
 
     def set_memory_limit(self, limit: int) -> None:
         """A new ``frontier_memory`` (> 0, and one was set), before a restore: a resumed crawl

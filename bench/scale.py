@@ -755,6 +755,10 @@ def main() -> int:
     if out:
         print(f"seen-set ({last.get('seen_set_type')}) alone: "
               f"{last.get('seen_set_bytes', 0) / out:,.1f} bytes per URL handed out")
+    if queued >= 10_000_000:  # measured, not projected
+        print(f"10,000,000 queued URLs reached: {last['rss'] / 2**30:.2f} GB RSS at the end, "
+              f"{peak / 2**30:.2f} GB at the peak ({peak / 1.5 / 2**30:.2f}x the 1.5 GB goal)")
+        return 0
     marginal = d_rss / d_queued if d_queued > 0 else per_queued
     at_10m = last["rss"] + (10_000_000 - queued) * marginal
     print(f"10,000,000 queued URLs at the marginal rate: {at_10m / 2**30:.2f} GB RSS "

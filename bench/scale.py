@@ -16,7 +16,7 @@ the spot, so a crawl of hundreds of thousands of pages needs neither a network n
   about 24, at most 300) plus 4 navigation links per page; 75% of the links stay on the host,
   17% go to another host of the same cluster, 8% anywhere; targets favour a host's first pages
   (power-law in-degrees); anchor texts use the target cluster's words.  ``--links 40`` queues
-  ~35 new URLs a page, so that ``--until-queued 10000000`` (stop the crawl as Ctrl-C does once
+  35-45 new URLs a page, so that ``--until-queued 10000000`` (stop the crawl as Ctrl-C does once
   that many are queued) comes within a few hundred thousand pages.
 
 The crawl is the real thing: ``scrapy crawl topic`` in a subprocess with the project's settings

@@ -28,8 +28,9 @@ between the crawlers for ``--rounds`` rounds; the table gives the median rate an
 ratio to plain Scrapy, and the crawl process's CPU milliseconds per response over the same span
 (a figure a loaded machine does not blur, as it does the rates); pages/s counts responses, 2xx/s
 the 2xx responses alone. Learned against best-first is also given per download: the learned
-order's host bandit probes hosts that give no page (a robots.txt and a page each), so it makes
-more requests for the same pages.
+order spreads over more hosts than best-first, and most hosts docweb's pages link to are off it
+(a robots.txt fetch and a page or its refusal each), so it makes more requests for the same
+pages.
 
 ``--kinds`` runs only some of the crawlers; ``--profile DIR`` runs each under cProfile, keeps
 the profiles in DIR and prints, per run, CPU ms per page by function (own time and with

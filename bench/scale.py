@@ -343,12 +343,13 @@ def _mallinfo() -> dict[str, int]:
                                                    "hblkhd", "usmblks", "fsmblks", "uordblks",
                                                    "fordblks", "keepcost")]
 
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallinfo2.restype = MallInfo2
-        m = libc.mallinfo2()
-    except (OSError, AttributeError):
+    from focuscrawl.core.memory import libc
+
+    mallinfo2 = getattr(libc(), "mallinfo2", None)
+    if mallinfo2 is None:
         return {}
+    mallinfo2.restype = MallInfo2
+    m = mallinfo2()
     return {"arena": m.arena, "mmap": m.hblkhd, "used": m.uordblks, "free": m.fordblks}
 
 

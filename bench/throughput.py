@@ -54,6 +54,8 @@ import scrapy
 from scrapy import signals
 from scrapy.http import TextResponse
 
+from focuscrawl.records import is_page
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
@@ -69,7 +71,7 @@ class StatsDump:
     def __init__(self, path: str) -> None:
         self.path = path
         self.responses = 0
-        self.pages = 0  # 2xx responses: what MAX_PAGES counts
+        self.pages = 0  # what MAX_PAGES counts (records.is_page: 2xx responses)
         self.bytes = 0
         self.requests = 0  # every request the spider produced (before the scheduler's checks)
         self.t0 = 0.0
@@ -91,7 +93,7 @@ class StatsDump:
 
     def response(self, response: Any, request: Any, spider: Any) -> None:
         self.responses += 1
-        self.pages += 200 <= response.status < 300
+        self.pages += is_page(response.status)
         self.bytes += len(response.body)
 
     def scheduled(self, request: Any, spider: Any) -> None:

@@ -18,25 +18,30 @@ import ctypes
 import ctypes.util
 from typing import Any
 
-_trim: Any = None  # the C function once looked up; False where there is none
+_libc: Any = None  # the C library once loaded; False where it cannot be
+
+
+def libc() -> Any:
+    """The C library (ctypes), loaded once; None where it cannot be (also for the benchmarks'
+    view of the heap, ``mallinfo2``)."""
+    global _libc
+    if _libc is None:
+        name = ctypes.util.find_library("c")
+        try:
+            _libc = ctypes.CDLL(name) if name else False
+        except OSError:
+            _libc = False
+        trim = getattr(_libc, "malloc_trim", None)
+        if trim is not None:
+            trim.argtypes = [ctypes.c_size_t]
+            trim.restype = ctypes.c_int
+    return _libc or None
 
 
 def trim_heap() -> bool:
     """Release the C heap's free pages to the OS; False where the C library cannot."""
-    global _trim
-    if _trim is None:
-        _trim = False
-        name = ctypes.util.find_library("c")
-        try:
-            libc = ctypes.CDLL(name) if name else None
-        except OSError:
-            libc = None
-        function = getattr(libc, "malloc_trim", None)
-        if function is not None:
-            function.argtypes = [ctypes.c_size_t]
-            function.restype = ctypes.c_int
-            _trim = function
-    if _trim is False:
+    trim = getattr(libc(), "malloc_trim", None)
+    if trim is None:
         return False
-    _trim(0)
+    trim(0)
     return True

@@ -805,7 +805,8 @@ class Learned(Frontier):
         recent = list(range(max(0, len(self._ex_slot) - 4 * self.every), len(self._ex_slot)))
         for start in range(0, len(recent), 32):
             self._train(recent[start:start + 32])
-        self._compact_if_worth()
+        if self._compact_if_worth():
+            trim_heap()  # the arrays' old copies (a spill's compaction: balance() trims)
         self.rerank()
         self.stats["retrains"] += 1
 
@@ -878,10 +879,13 @@ class Learned(Frontier):
             heapq.heapify(self._worst)
         self.stats["partial_reranks"] += 1
 
-    def _compact_if_worth(self) -> None:
-        """Compact once freed rows may outnumber half the live ones (amortised O(1) a row)."""
+    def _compact_if_worth(self) -> bool:
+        """Compact once freed rows may outnumber half the live ones (amortised O(1) a row);
+        whether it did."""
         if self.store.garbage > max(4096, self.store.live // 2):
             self._compact()
+            return True
+        return False
 
     def _compact(self) -> None:
         mapping = self.store.compact()
@@ -893,7 +897,6 @@ class Learned(Frontier):
         self._ex_slot = [mapping[s] for s in self._ex_slot]
         self._fetching = {u: mapping[s] for u, s in self._fetching.items()}
         self.stats["compactions"] += 1
-        trim_heap()  # the arrays' old copies
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
     def _spill(self) -> None:

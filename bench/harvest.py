@@ -1,7 +1,7 @@
 """Strategies compared on real pages: docweb's 6 topics, Pant's two tasks, replayed crawls.
 
     .venv/bin/python bench/harvest.py [--max-pages 1000] [--seeds 0 1 2] [--jobs 2]
-        [--leave-one-out] [--baseline DIR]
+        [--leave-one-out] [--baseline DIR] [--topic-defs bench/heldout.def.json]
 
 1. **Repository** (once, cached in ``$FOCUS_BENCH_DATA`` or ``~/.cache/focuscrawl-bench``):
    docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port and
@@ -16,6 +16,9 @@
    distiller, for every topic, from the examples and from the neighbours, replayed from the
    WARC through ``scrapy crawl topic`` (strict order, one request at a time), MAX_PAGES each;
    best-n-first once per random seed (the others draw no random numbers).
+   ``--topic-defs FILE`` puts topics of one's own in place of docweb's six: docweb's
+   ``topics.py`` judges and seeds them over the same corpus (a held-out check of defaults
+   chosen on the six; ``bench/heldout.def.json`` holds six such topics).
 4. **Tables** of every metric (mean ± s.e. across topics) and whether the papers' findings
    hold here, decided by the numbers below and nothing else.
 """
@@ -34,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +80,28 @@ def docweb_dir() -> Path:
 
 def docweb_data() -> Path:
     return Path(os.environ.get("DOCWEB_DATA") or Path.home() / ".cache/docweb")
+
+
+def topics_from(defs: Path, data: Path) -> Path:
+    """A docweb data directory whose ``topics.json`` docweb's ``topics.py`` made from ``defs``
+    (ground truth and both seed sets, as for its own topics), beside links to the corpus and
+    hosts: :func:`docweb_data` then points there.  Made again when ``defs`` changed."""
+    source = docweb_data()
+    text = defs.read_bytes()
+    target = data / f"topics-{defs.stem}-{zlib.crc32(text):08x}"
+    if not (target / "topics.json").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("corpus.jsonl.gz", "hosts.json"):
+            link = target / name
+            if not link.exists():
+                link.symlink_to(source / name)
+        # run with docweb's own data directory, whose .venv has its stemmer
+        env = {**os.environ, "DOCWEB_DATA": str(source)}
+        subprocess.run([sys.executable, str(docweb_dir() / "topics.py"), "--defs", str(defs),
+                        "--corpus", str(target / "corpus.jsonl.gz"),
+                        "--hosts", str(target / "hosts.json"),
+                        "--out", str(target / "topics.json")], check=True, env=env)
+    return target
 
 
 def docweb_hosts(data: Path) -> dict[str, dict]:
@@ -415,6 +441,11 @@ def main() -> int:
     p.add_argument("--baseline", type=Path,
                    help="another run's --out (the same tasks and strategies, say the previous "
                         "code's): its crawls are counted beside these, crawl by crawl")
+    p.add_argument("--topic-defs", type=Path,
+                   help="topics of your own (a JSON list of id, keywords, description, as "
+                        "docweb's topics.def.json): judged and seeded by docweb's topics.py "
+                        "over the same corpus, in place of its dev topics; held-out topics "
+                        "tell whether an order's defaults carry over (bench/heldout.def.json)")
     p.add_argument("--record-delay", type=float, default=0.01)
     p.add_argument("--force-record", action="store_true")
     args = p.parse_args()
@@ -425,6 +456,8 @@ def main() -> int:
     warc = data / "docweb.warc.gz"
     record_repository(warc, delay=args.record_delay, force=args.force_record)
     t_record = time.monotonic() - t0
+    if args.topic_defs is not None:
+        os.environ["DOCWEB_DATA"] = str(topics_from(args.topic_defs, data))
 
     sys.path.insert(0, str(docweb_dir()))
     import serve  # docweb's server module: Site.canonical maps crawled URLs to corpus URLs

@@ -19,7 +19,7 @@ so what differs is the crawler:
   and again with ``FOCUS_SLACK=1.0`` (its default 0.5 may wait for a busy server, as
   best-first never does): that ratio is the cost of learning alone.
 
-Each run stops after ``--pages`` pages: 2xx responses for focuscrawl (``MAX_PAGES``), any
+Each run stops after ``--pages`` pages: 2xx HTML responses for focuscrawl (``MAX_PAGES``), any
 response for plain Scrapy (``CLOSESPIDER_PAGECOUNT``). The rate is responses per second between
 the spider's opening and closing (measured by this file's ``StatsDump`` extension in both, so
 the WARC's indexing at start-up is outside it); the table also gives the mean page size and the
@@ -54,7 +54,7 @@ import scrapy
 from scrapy import signals
 from scrapy.http import TextResponse
 
-from focuscrawl.records import is_page
+from focuscrawl.records import is_html, is_page
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -71,7 +71,7 @@ class StatsDump:
     def __init__(self, path: str) -> None:
         self.path = path
         self.responses = 0
-        self.pages = 0  # what MAX_PAGES counts (records.is_page: 2xx responses)
+        self.pages = 0  # what MAX_PAGES counts (records.is_page: 2xx HTML responses)
         self.bytes = 0
         self.requests = 0  # every request the spider produced (before the scheduler's checks)
         self.t0 = 0.0
@@ -93,7 +93,7 @@ class StatsDump:
 
     def response(self, response: Any, request: Any, spider: Any) -> None:
         self.responses += 1
-        self.pages += is_page(response.status)
+        self.pages += is_page(response.status, is_html(response))
         self.bytes += len(response.body)
 
     def scheduled(self, request: Any, spider: Any) -> None:
@@ -212,7 +212,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pages", type=int, default=3000,
-                   help="pages per run (focuscrawl: 2xx responses; plain Scrapy: responses)")
+                   help="pages per run (focuscrawl: 2xx HTML responses; plain Scrapy: responses)")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--kinds", default=",".join(KINDS),
                    help=f"comma-separated crawlers to run (default all: {','.join(KINDS)})")

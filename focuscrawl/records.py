@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
+from scrapy.http import TextResponse
 from scrapy.utils.request import request_from_dict
 
 from .core.frontier import Entry, Link
@@ -22,6 +23,7 @@ from .meta import LEASE, LINK, SERVER
 
 if TYPE_CHECKING:
     from scrapy import Spider
+    from scrapy.http import Response
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
@@ -32,13 +34,28 @@ _PLAIN_META = {LINK, "depth", "download_timeout", "download_slot", "download_lat
                "is_start_request"}
 
 
-def is_page(status: int | None) -> bool:
+#: the Content-Types the spider parses as a page (beside none at all: it sniffs the text)
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def is_html(response: Response) -> bool:
+    """Whether the spider parses ``response`` as a page: text whose Content-Type is HTML, or
+    that has none.  Decided from the headers alone, so the politeness middleware can tell the
+    scheduler before the spider sees the response."""
+    raw = response.headers.get(b"Content-Type")
+    ctype = raw.decode("latin-1").split(";", 1)[0].strip().lower() if raw else ""
+    return isinstance(response, TextResponse) and (not ctype or ctype in HTML_TYPES)
+
+
+def is_page(status: int | None, html: bool = True) -> bool:
     """Whether a download that ended with ``status`` (None: no response) counts against
-    MAX_PAGES: a successful (2xx) response.  A redirect is a hop to the page, and an error
-    status or a failed download gave no page; each gives its share of the budget back, so
-    a crawl of N pages has N pages to show, as Pant et al. count ("only good links are used").
+    MAX_PAGES: a successful (2xx) response that is a page (``html``, :func:`is_html`).  A
+    redirect is a hop to the page; an error status, a failed download and a file that is not
+    HTML (a text or PDF file the spider skips) gave no page.  Each gives its share of the
+    budget back, so a crawl of N pages has N pages to show, as Pant et al. count ("only good
+    links are used").
     """
-    return status is not None and 200 <= status < 300
+    return html and status is not None and 200 <= status < 300
 
 
 def server_by(settings: BaseSettings) -> str:

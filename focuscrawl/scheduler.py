@@ -9,7 +9,7 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
 * counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
   from the moment it is handed out until its download ends, and after if it gave a page (a 2xx
-  response, ``records.is_page``),
+  HTML response, ``records.is_page``),
 * with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
   a snapshot plus a journal of every operation, so that the same command resumes after a clean
   stop *or* a kill -9 (``focuscrawl.jobdir.Jobdir``, which the scheduler holds).
@@ -272,19 +272,23 @@ class FocusScheduler:
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
 
-    def _request_finished(self, request: Request, status: int | None, **kwargs: Any) -> None:
+    def _request_finished(self, request: Request, status: int | None, html: bool = True,
+                          **kwargs: Any) -> None:
         """A handed-out request ended (politeness middleware): free its share of the budget."""
         lease = request.meta.get(LEASE)
         entry = self._leases.pop(lease, None) if lease is not None else None
         if entry is None:
             return
-        if status is None or status >= 300:  # no page: an error, or a redirect to follow
-            learn = status is None or status >= 400
+        if not is_page(status, html):
+            # no page: an error or a file the spider skips (both teach the learned order that
+            # the link was not worth its fetch), or a redirect to follow (its target comes back
+            # as a link of its own)
+            learn = status is None or not 300 <= status < 400
             if self.store is not None:
                 self.store.record("failed", entry.url, learn)
             assert self.frontier is not None
             self.frontier.failed(entry.url, learn)
-        if is_page(status):
+        if is_page(status, html):
             self.pages += 1
             if self.jobdir is None or self.store is None:
                 request.meta[ORDER] = self.pages

@@ -5,7 +5,8 @@
 page_scored = object()
 
 #: Sent by the politeness middleware when a request handed out by the scheduler ends:
-#: ``request``, ``status`` (None when no response came back), ``spider``; from the distributed
+#: ``request``, ``status`` (None when no response came back), ``html`` (whether the response
+#: is one the spider parses as a page, ``records.is_html``), ``spider``; from the distributed
 #: one also ``slot`` (``distributed.hosts.SlotEnd``: the Redis scheduler frees it in the same
 #: call).  The scheduler frees the request's share of the MAX_PAGES budget and counts the page.
 request_finished = object()

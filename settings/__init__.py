@@ -54,7 +54,7 @@ ITEM_PIPELINES = {
 # -- The topic and the crawl ---------------------------------------------------------------
 FOCUS_KEYWORDS = ""  # the topic; the spider argument `keywords` overrides it
 FOCUS_SEEDS = ""  # comma-separated URLs or a file of URLs; spider argument `seeds`
-FOCUS_MAX_PAGES = 2000  # Pant's MAX_PAGES: pages (2xx responses) fetched before the crawl stops
+FOCUS_MAX_PAGES = 2000  # Pant's MAX_PAGES: pages (2xx HTML responses) fetched, then the crawl stops
 FOCUS_HOT_BODY_COUNT = 10  # Cho: a page is hot with a keyword in its title or this many in its body
 FOCUS_IDF = False  # weight the cosine by IDF learnt from the pages fetched so far
 FOCUS_MIN_SCORE = 0.0  # items scoring below this are not exported (all are still crawled)

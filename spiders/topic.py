@@ -18,7 +18,7 @@ from typing import Any
 
 import scrapy
 from scrapy.exceptions import CloseSpider
-from scrapy.http import Response, TextResponse
+from scrapy.http import Response
 from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import signals as focus_signals
@@ -30,7 +30,7 @@ from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.items import ExplainedPageItem, PageItem
 from focuscrawl.meta import LINK, ORDER
-from focuscrawl.records import request_key
+from focuscrawl.records import is_html, request_key
 from focuscrawl.render import configure_rendering, spider_mode
 from focuscrawl.replay import configure_replay
 from focuscrawl.services import FocusServices, KnownUrls
@@ -38,7 +38,6 @@ from focuscrawl.signals import START_ERROR_STAT
 
 logger = logging.getLogger(__name__)
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 class TopicSpider(scrapy.Spider):
@@ -163,12 +162,10 @@ class TopicSpider(scrapy.Spider):
 
     def parse(self, response: Response) -> Iterator[Any]:
         stats = self.crawler.stats
-        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
-        if not isinstance(response, TextResponse) or not (
-            content_type.split(";")[0].strip().lower() in HTML_TYPES or not content_type
-        ):
+        if not is_html(response):  # the scheduler did not count it as a page either
             stats.inc_value("focus/skipped/not_html")
             return
+        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
         assert self.topic is not None
         try:
             html = response.text

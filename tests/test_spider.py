@@ -160,6 +160,34 @@ async def test_max_pages_counts_pages_not_errors(proxy_to):
         i["url"].removeprefix("http://e.test") for i in result.items)
 
 
+@pytest.mark.parametrize("strategy", ["best-first", "learned"])
+@pytest_twisted.ensureDeferred
+async def test_a_file_that_is_not_html_is_no_page(proxy_to, strategy):
+    """A text file (a documentation site's page sources, say) is fetched but is no page: it
+    uses none of MAX_PAGES, and the learned order learns from it as from an error (its link
+    is labelled: it was not worth a fetch), so that it does not spend a crawl on such links."""
+    sources = [(f"/_sources/regex-{i}.txt", "regex notes") for i in range(4)]  # the best links
+    pages = {"e.test": {
+        "/index.html": Page(html("Regex index", "regex " * 3, [
+            *sources, ("/p1.html", "one"), ("/p2.html", "two"), ("/p3.html", "three")])),
+        **{path: Page("regex notes " * 20, content_type="text/plain") for path, _ in sources},
+        **{f"/p{i}.html": Page(html(f"Page {i}", "text")) for i in (1, 2, 3)},
+    }}
+    with ServerProcess(pages=pages) as srv:
+        proxy_to(srv)
+        result = await crawl(project_settings(FOCUS_DELAY=0), keywords="regex",
+                             seeds="http://e.test/index.html", strategy=strategy,
+                             max_pages="4")
+        rows = [r for r in srv.read_log() if r["path"] != "/robots.txt"]
+    assert sorted(r["path"] for r in rows if r["path"].endswith(".txt")) == sorted(
+        path for path, _ in sources)
+    assert all(r["status"] == 200 for r in rows) and len(rows) == 8
+    assert len(result.items) == 4 and result.stats["focus/pages_fetched"] == 4
+    assert result.stats["focus/skipped/not_html"] == 4
+    if strategy == "learned":  # every URL handed out taught a label, the text files too
+        assert result.stats["focus/learned_examples"] == len(rows)
+
+
 @pytest_twisted.ensureDeferred
 async def test_the_log_ends_with_a_focus_summary(server, proxy_to, caplog, tmp_path):
     proxy_to(server)

@@ -89,7 +89,8 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
             stats.inc_value("focus/politeness/waited")
         return None
 
-    def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
+    def _finish(self, request: Request, status: int | None, *, timed_out: bool,
+                html: bool = True) -> None:
         meta = request.meta
         if meta.get(FINISHED):
             return
@@ -106,7 +107,8 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
         if lease is not None:
             # the scheduler counts the page and frees the slot in one call (it takes the slot)
             self.crawler.signals.send_catch_log(
-                focus_signals.request_finished, request=request, status=status, slot=slot,
+                focus_signals.request_finished, request=request, status=status, html=html,
+                slot=slot,
             )
         if slot is not None and not slot.taken:
             self.link.write(self.hosts.end, slot)  # the slot must be freed: kept while away

@@ -300,7 +300,7 @@ class RedisFocusScheduler:
             if self._scored % 20 == 0:
                 self._update_stats()
 
-    def _request_finished(self, request: Request, status: int | None,
+    def _request_finished(self, request: Request, status: int | None, html: bool = True,
                           slot: SlotEnd | None = None, **kwargs: Any) -> None:
         """The download of a leased request ended: count the page, or free its budget; and
         free its server ``slot`` in the same call (taken: the middleware sends nothing)."""
@@ -309,7 +309,7 @@ class RedisFocusScheduler:
             return
         if status is None and stopping(self.crawler):
             return  # cancelled by a stop, not failed: close() puts the URL back
-        counted = is_page(status)
+        counted = is_page(status, html)
 
         def done(number: int) -> None:
             if number > 0:

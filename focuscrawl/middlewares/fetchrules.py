@@ -26,6 +26,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 
 from ..meta import ROBOTS, TRUNCATED
+from ..records import HTML_TYPES
 from .robots import ROBOTS_MAX_BYTES
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 _BYTES = "_focus_bytes"
 
 

@@ -31,6 +31,7 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from .. import signals as focus_signals
 from ..meta import FINISHED, LEASE, SERVER, STARTED
+from ..records import is_html
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class PolitenessMiddleware:
         return None
 
     def process_response(self, request: Request, response: Response) -> Response:
-        self._finish(request, response.status, timed_out=False)
+        self._finish(request, response.status, timed_out=False, html=is_html(response))
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
@@ -117,7 +118,8 @@ class PolitenessMiddleware:
         for name, value in self.policy.describe().items():
             self.crawler.stats.set_value(f"focus/politeness/{name}", value)
 
-    def _finish(self, request: Request, status: int | None, *, timed_out: bool) -> None:
+    def _finish(self, request: Request, status: int | None, *, timed_out: bool,
+                html: bool = True) -> None:
         meta = request.meta
         if meta.get(FINISHED):
             return
@@ -133,5 +135,5 @@ class PolitenessMiddleware:
             self.policy.unreserve(server)
         if LEASE in meta:
             self.crawler.signals.send_catch_log(
-                focus_signals.request_finished, request=request, status=status,
+                focus_signals.request_finished, request=request, status=status, html=html,
             )

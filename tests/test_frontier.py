@@ -301,6 +301,63 @@ def test_server_queues_drop_stale_items_when_they_outnumber_the_live_ones(round_
     assert q.pop() is None
 
 
+@pytest.mark.parametrize("round_robin", [0, 7])
+def test_server_queues_rebuild_ranked_orders_as_rebuild(round_robin):
+    """A re-rank that deals each server's entries into its heap only when needed
+    (rebuild_ranked) hands out what a rebuild of every heap item does, through pushes,
+    re-keys (some to the same key), discards, a compaction and a spill in between."""
+    import random
+
+    import numpy as np
+
+    def run(ranked: bool) -> list:
+        rng = random.Random(11)
+        q = ServerQueues(round_robin)
+        entries = [Entry(f"h{i % 40 if i % 3 else 0}/{i}", f"h{i % 40 if i % 3 else 0}", i)
+                   for i in range(3000)]
+        for e in entries:
+            q.push(e, (-rng.random(), e.seq))
+        out: list = []
+        for rnd in range(4):
+            live = [e for e in entries if e.queued]
+            scores = np.array([round(rng.random(), 2) for _ in live])  # ties: seq decides
+            if ranked:
+                q.rebuild_ranked(live, scores)
+            else:
+                for e, s in zip(live, scores.tolist(), strict=True):
+                    e.score = s
+                q.rebuild([*live], lambda e: (-e.score, e.seq))
+            for _ in range(400):
+                op = rng.random()
+                if op < 0.4:
+                    e = q.pop(lambda h: h != "h0" or rng.random() < 0.5)
+                    out.append(e and e.url)
+                elif op < 0.6:
+                    e = Entry(f"h{rng.randrange(45)}/n{len(entries)}", "", len(entries))
+                    e.host = e.url.split("/")[0]
+                    e.score = rng.random()
+                    entries.append(e)
+                    q.push(e, (-e.score, e.seq))
+                elif op < 0.9:
+                    e = rng.choice(entries)
+                    if e.queued:
+                        e.score = e.score if op < 0.65 else rng.random()
+                        q.push(e, (-e.score, e.seq))
+                else:
+                    e = rng.choice(entries)
+                    q.discard(e)
+            if rnd == 1:
+                q.compact()
+            if rnd == 2:
+                out.append([e.url for e in q.spill_worst(100)])
+            out.append(sorted(e.url for e in q.entries()))
+        while (e := q.pop()) is not None:
+            out.append(e.url)
+        return out
+
+    assert run(True) == run(False)
+
+
 def test_round_robin_reads_one_url_per_queue_in_turn():
     q = ServerQueues(round_robin=500)
     for i in range(3):

@@ -20,6 +20,9 @@ Push and pop are O(log n).  Stale items are dropped once they may outnumber the 
 (re-keying many queued URLs, as the learned order's bounded re-rank does, would otherwise
 leave one behind per re-key for good, most never reaching a heap's top):
 :meth:`ServerQueues.compact`, amortised O(1) a re-key.
+A re-rank of the whole queue by score (:meth:`ServerQueues.rebuild_ranked`) makes an item only
+for each server's best entry; the others wait in key order and are dealt into the heap a few
+at a time, when the best may be among them.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ class Entry:
 
     @property
     def key(self) -> Key:
-        """The key it was last queued under (``()`` before it ever was)."""
+        """The key it was last queued under (``()`` before it ever was, or while it waits
+        among a server's ranked entries: :meth:`ServerQueues.rebuild_ranked`)."""
         item = self.item
         return () if item is None else item[:-1]
 
@@ -96,26 +100,80 @@ class Entry:
 FIELDS = ("url", "host", "seq", "score", "keyword", "depth", "parent", "anchor", "payload",
           "extra")
 _FIELDS = attrgetter(*FIELDS)
+_SEQ = attrgetter("seq")
+_HOST = attrgetter("host")
+
+
+class _Ranked:
+    """A server's queued entries not in its heap yet, best first (after
+    :meth:`ServerQueues.rebuild_ranked`): ``entries[pos:end]`` keyed ``(negs[i], seqs[i])``.
+
+    An entry here has no item (``entry.item`` is None) until it is dealt into the heap; one
+    that has an item by then was re-keyed since (or left and came back) and is skipped."""
+
+    __slots__ = ("negs", "seqs", "entries", "pos", "end")
+
+    def __init__(self, negs: list[float], seqs: list[int], entries: list[Entry], pos: int,
+                 end: int) -> None:
+        self.negs, self.seqs, self.entries = negs, seqs, entries
+        self.pos, self.end = pos, end
+
+    def before(self, item: tuple) -> bool:
+        """Whether the next entry's key comes before ``item``'s."""
+        pos = self.pos
+        neg = self.negs[pos]
+        return neg < item[0] or neg == item[0] and self.seqs[pos] < item[1]
+
+    def deal(self, items: list[tuple], count: int) -> None:
+        """Push the next ``count`` entries still waiting here onto the heap ``items``."""
+        pos, stop = self.pos, min(self.pos + count, self.end)
+        for item in zip(self.negs[pos:stop], self.seqs[pos:stop], self.entries[pos:stop],
+                        strict=True):
+            entry = item[2]
+            if entry.queued and entry.item is None:
+                entry.item = item
+                heapq.heappush(items, item)
+        self.pos = stop
+
+
+# entries a server's heap takes from its ranked ones at a time (see ServerQueues.rebuild_ranked)
+_DEAL = 32
 
 
 class _Heap:
-    """A lazily-cleaned heap of ``(*key, entry)`` items."""
+    """A lazily-cleaned heap of ``(*key, entry)`` items, and the entries still to be dealt
+    into it (``ranked``, after :meth:`ServerQueues.rebuild_ranked`)."""
 
-    __slots__ = ("items", "stamp")
+    __slots__ = ("items", "stamp", "ranked")
 
     def __init__(self) -> None:
         self.items: list[tuple] = []
         self.stamp = 0
+        self.ranked: _Ranked | None = None
 
     def top(self) -> Entry | None:
         items = self.items
-        while items:
-            item = items[0]
-            entry = item[-1]
-            if entry.queued and entry.item is item:
-                return entry
-            heapq.heappop(items)
-        return None
+        while True:
+            item = None
+            while items:
+                item = items[0]
+                if item[-1].queued and item[-1].item is item:
+                    break
+                heapq.heappop(items)
+                item = None
+            ranked = self.ranked
+            if ranked is None or item is not None and not ranked.before(item):
+                return None if item is None else item[-1]
+            ranked.deal(items, _DEAL)  # the best may wait there: deal some, look again
+            if ranked.pos >= ranked.end:
+                self.ranked = None
+
+    def settle(self) -> None:
+        """Deal every ranked entry into the heap (before a pass over its items)."""
+        ranked = self.ranked
+        if ranked is not None:
+            ranked.deal(self.items, ranked.end - ranked.pos)
+            self.ranked = None
 
 
 class ServerQueues:
@@ -158,7 +216,8 @@ class ServerQueues:
         if heap is None:
             heap = self._queues[bucket] = _Heap()
         items = heap.items
-        top = heap.top() if items else None  # (inline for an empty heap: a new server's)
+        # (inline for an empty heap: a new server's)
+        top = heap.top() if items or heap.ranked is not None else None
         heapq.heappush(items, item)
         if not self.round_robin and (top is None or item < top.item):
             heap.stamp += 1
@@ -178,7 +237,8 @@ class ServerQueues:
     def _check_stale(self) -> None:
         """Count the stale items exactly (O(servers)); compact when they are more than half
         as many as the live ones: the next count then comes only after that many re-keys."""
-        stale = sum(len(heap.items) for heap in self._queues.values()) - self._len
+        stale = sum(len(heap.items) + (heap.ranked.end - heap.ranked.pos if heap.ranked else 0)
+                    for heap in self._queues.values()) - self._len
         if stale > max(self._len, _STALE_MIN) // 2:
             self.compact()
         else:
@@ -187,6 +247,7 @@ class ServerQueues:
     def compact(self) -> None:
         """Drop every stale heap item (the queued URLs and their order do not change)."""
         queues = self._queues
+        self._settle()
         servers: list[tuple] = []
         for bucket, heap in list(queues.items()):
             items = [item for item in heap.items
@@ -332,8 +393,69 @@ class ServerQueues:
         self._stale = 0
         self._risen_all = True
 
+    def rebuild_ranked(self, entries: list[Entry], scores: np.ndarray) -> None:
+        """:meth:`rebuild` under the key ``(-score, seq)`` (the learned order's), each entry's
+        ``score`` set from ``scores``: a re-rank of the whole queue that makes a heap item
+        only for each server's best few entries.
+
+        A heap item is a tuple the GC tracks, made for every queued URL at every re-rank
+        (a few thousand every 25 pages) and freed at the next, most never near a heap's top;
+        here the entries are sorted by server and key with numpy, each server's heap gets
+        its best and the rest wait, in order, in its ``ranked`` entries, dealt into the heap
+        :data:`_DEAL` at a time when the best may be among them (:meth:`_Heap.top`).  Same
+        keys, same order; the servers in the order first met.
+        """
+        n = len(entries)
+        negated = -scores
+        if self.round_robin or not n or np.isnan(negated).any():
+            for entry, score in zip(entries, scores.tolist(), strict=True):
+                entry.score = score
+            self.rebuild_items(list(zip(negated.tolist(), map(_SEQ, entries), entries,
+                                        strict=True)))
+            return
+        for entry, score in zip(entries, scores.tolist(), strict=True):
+            entry.score = score
+            entry.item = None
+            entry.queued = True
+        hosts = list(map(_HOST, entries))
+        buckets = list(dict.fromkeys(hosts))  # in the order first met, as rebuild_items
+        code = {bucket: i for i, bucket in enumerate(buckets)}
+        codes = np.fromiter(map(code.__getitem__, hosts), dtype=np.int64, count=n)
+        seqs = np.fromiter(map(_SEQ, entries), dtype=np.int64, count=n)
+        # keys are unique (the sequence number): numpy's order is Python's
+        order = np.lexsort((seqs, negated, codes))
+        ranked = np.empty(n, dtype=object)
+        ranked[:] = entries
+        ranked = ranked[order].tolist()
+        negs = negated[order].tolist()
+        seq_list = list(map(_SEQ, ranked))
+        sorted_codes = codes[order]
+        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
+        ends = [*starts[1:], n]
+        self._queues = queues = {}
+        servers = []
+        for bucket, start, end in zip(buckets, starts, ends, strict=True):
+            heap = queues[bucket] = _Heap()
+            heap.stamp = 1
+            best = ranked[start]
+            best.item = item = (negs[start], seq_list[start], best)
+            heap.items.append(item)
+            if end - start > 1:
+                heap.ranked = _Ranked(negs, seq_list, ranked, start + 1, end)
+            servers.append((heap.items[0], 1, bucket))
+        heapq.heapify(servers)
+        self._servers = servers
+        self._len = n
+        self._stale = 0
+        self._risen_all = True
+
+    def _settle(self) -> None:
+        for heap in self._queues.values():
+            heap.settle()
+
     def worst(self, count: int) -> list[Entry]:
         """The ``count`` queued entries with the largest keys, best first (one pass)."""
+        self._settle()
         live = (item for heap in self._queues.values() for item in heap.items
                 if item[-1].queued and item[-1].item is item)
         items = heapq.nlargest(count, live)  # keys are unique: entries are never compared
@@ -358,6 +480,7 @@ class ServerQueues:
         2**53, equal keys), go the Python way, :meth:`worst` and :meth:`drop`.
         """
         queues = self._queues
+        self._settle()
         buckets = list(queues)
         live: list[tuple] = []
         sizes: list[int] = []
@@ -403,6 +526,7 @@ class ServerQueues:
 
     def has_ready(self, ready: Callable[[str], bool]) -> bool:
         """Whether some server that ``ready`` accepts has a queued URL (nothing moves)."""
+        self._settle()
         for heap in self._queues.values():
             for item in heap.items:
                 entry = item[-1]
@@ -414,6 +538,7 @@ class ServerQueues:
 
     def entries(self) -> Iterator[Entry]:
         """Every queued entry (any order)."""
+        self._settle()
         for heap in self._queues.values():
             for item in heap.items:
                 entry = item[-1]

@@ -39,7 +39,6 @@ from focuscrawl.signals import START_ERROR_STAT
 logger = logging.getLogger(__name__)
 
 
-
 class TopicSpider(scrapy.Spider):
     name = "topic"
 

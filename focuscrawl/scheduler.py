@@ -31,7 +31,7 @@ from . import signals as focus_signals
 from .completion import Completion
 from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
-from .engine import Waker, pages_in_spider, warn_if_missing
+from .engine import Waker, downloading, pages_in_spider, warn_if_missing
 from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
 from .meta import FROM, LEASE, LINK, ORDER, TRANSIENT
 from .options import frontier_options
@@ -136,6 +136,9 @@ class FocusScheduler:
                                    learns=getattr(self.frontier, "learns", False))
             if self.slack is None:
                 self.slack = self.frontier.default_slack
+            # a URL whose robots.txt is unreachable waits here (next_request keeps its server
+            # back), not refused and lost
+            self.services.policy.holding = True
             if self.jobdir_path:
                 assert self.services is not None
                 self.jobdir = Jobdir(self.crawler, self.jobdir_path, self.services,
@@ -243,7 +246,8 @@ class FocusScheduler:
             # request of a server merely waiting out its delay (the middleware holds it).
             if self._wake_when_due(now):
                 return None
-            entry = self._pop(policy.can_dispatch)
+            entry = self._pop(lambda h: policy.can_dispatch(h) and not (
+                policy.held and policy.is_held(h, now)))
         if entry is None:
             return None
         self._lease_seq += 1
@@ -306,9 +310,27 @@ class FocusScheduler:
             self.jobdir.settle(lease, source)
 
     def _wake_when_due(self, now: float) -> bool:
-        """Ask the engine for a request again when the next waiting server is due."""
-        waiting = [s.next_start for s in self.policy.servers.values()
+        """Ask the engine for a request again when the next waiting server is due.
+
+        Servers held for their robots.txt are waited for only while the crawl has something
+        else to do; once they are all that is left, the holds end (their URLs are refused
+        while the robots.txt is still unreachable) rather than keep a finished crawl open.
+        """
+        policy = self.policy
+        waiting = [s.next_start for s in policy.servers.values()
                    if s.next_start > now and s.pending + s.active < s.concurrency]
+        holds = policy.holds(now) if policy.held else None
+        if holds:
+            busy = (bool(waiting) or bool(self._leases) or pages_in_spider(self.crawler)
+                    or downloading(self.crawler))
+            if busy:
+                waiting.extend(holds)
+            else:
+                n = policy.end_holds()
+                self.stats.set_value("focus/robots/holds_ended", n)
+                logger.info("Only servers waiting for their robots.txt are left: %d server(s) "
+                            "no longer held, their URLs refused while it is unreachable", n)
+                return False
         if not waiting:  # every server is busy: a finished download wakes the engine
             return self.waker.can_wake()
         return self.waker.at(min(waiting), now)
@@ -412,7 +434,8 @@ class FocusScheduler:
         st = frontier.stats
         batches, flushes = st["batches"], st["flushes"]
         moves = st["spills"] + st["reloads"]
-        entry = frontier.pop(ready, self.slack)
+        policy = self.policy
+        entry = frontier.pop(ready, self.slack, policy.is_held if policy.held else None)
         if self.store is not None:
             for _ in range(st["batches"] - batches):
                 self.store.record("batch")  # Best-N-First chose a batch (maybe two)

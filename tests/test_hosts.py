@@ -183,3 +183,19 @@ def test_the_shortest_gap_between_starts_to_one_server_is_reported(clock: Clock)
     clock.t += 1.5
     p.start("b", reserved=False)
     assert p.describe()["min_start_gap"] == pytest.approx(2.0)
+
+
+def test_a_held_server_is_not_due_until_its_hold_ends(clock: Clock) -> None:
+    p = policy(clock, delay=0.0)
+    assert not p.hold("a", 160.0)  # nothing keeps URLs back: the caller refuses instead
+    assert p.is_due("a")
+    p.holding = True  # a scheduler that keeps held servers' URLs back
+    assert p.hold("a", 160.0) and p.hold("a", 130.0)  # a second hold never shortens it
+    assert not p.is_due("a") and p.is_held("a") and p.is_due("b")
+    clock.t = 159.9
+    assert not p.is_due("a")
+    clock.t = 160.0
+    assert p.is_due("a") and not p.held  # over: forgotten
+    p.hold("a", 500.0)
+    assert p.end_holds() == 1  # nothing else left to crawl: no more holds, this crawl
+    assert p.is_due("a") and not p.hold("a", 600.0)

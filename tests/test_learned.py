@@ -869,6 +869,31 @@ def test_slack_waits_for_the_server_of_a_much_better_url():
     assert queues.pop(None, accept(0.0)) is best  # nothing is busy: the best, as always
 
 
+def test_a_held_server_does_not_set_the_slack_bar():
+    """A server held for its unreachable robots.txt waits minutes: its URLs are not waited for."""
+    queues = ServerQueues()
+    best = Entry("http://held.test/a", "held.test", 1, score=0.9)
+    busy = Entry("http://busy.test/b", "busy.test", 2, score=0.5)
+    weak = Entry("http://idle.test/c", "idle.test", 3, score=0.3)
+    for e in (best, busy, weak):
+        queues.push(e, (-e.score, e.seq))
+
+    def accept(cand, top):
+        return cand.score >= 0.5 * top.score
+
+    def ready(h):
+        return h == "idle.test"
+
+    def held(h):
+        return h == "held.test"
+
+    assert queues.pop(ready, accept) is None  # without holds 0.3 < 0.45: wait for held.test
+    assert queues.pop(ready, accept, held) is weak  # the bar is busy.test's 0.5: 0.3 >= 0.25
+    queues.push(weak, (-weak.score, weak.seq))
+    assert queues.pop(lambda h: False, accept, held) is None  # nothing is ready
+    assert queues.pop(None, accept, held) is best  # a pop without ready takes the best
+
+
 # -- the slack through the scheduler ---------------------------------------------------------
 def _scheduler(slack: float):
     from types import SimpleNamespace

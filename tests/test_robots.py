@@ -29,6 +29,7 @@ from focuscrawl.middlewares.robots import (
     DISALLOW_ALL,
     PARSED,
     RobotsTxtMiddleware,
+    RobotsWait,
     Rules,
     parse_robots,
     robots_key,
@@ -220,6 +221,29 @@ async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
 
 
 @pytest_twisted.ensureDeferred
+async def test_under_a_scheduler_that_holds_a_refused_request_waits_for_the_rules() -> None:
+    async def scenario() -> None:
+        mw = make_mw(FakeEngine(status=503), FOCUS_ROBOTSTXT_ERROR_TTL=60, RETRY_ENABLED=False)
+        mw.policy.holding = True  # as FocusScheduler turns it on
+        request = Request("http://a.test/page.html", meta={"focus": {"anchor": "x"}})
+        with pytest.raises(RobotsWait) as caught:
+            await mw.process_request(request)
+        again = mw.process_exception(request, caught.value)
+        assert again is caught.value.again and again.url == request.url and again.dont_filter
+        assert again.meta["focus"] == {"anchor": "x"}  # what the link said travels with it
+        assert mw.policy.is_held("a.test") and not mw.policy.is_due("a.test")
+        assert 59 < mw.policy.held["a.test"] - mw.policy.clock() <= 60  # until the rules expire
+        assert mw.stats.get_value("focus/robots/held") == 1
+        assert mw.stats.get_value("focus/robots/unreachable") is None  # nothing refused
+        assert mw.process_exception(request, IgnoreRequest("other")) is None
+        mw.policy.end_holds()  # nothing else left to crawl: refused, as without holding
+        assert await outcome(mw, "http://a.test/page.html") == "refused"
+        assert mw.stats.get_value("focus/robots/unreachable") == 1
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> None:
     async def scenario() -> None:
         engine = FakeEngine(b"User-agent: *\nDisallow: /old/\n")
@@ -373,8 +397,46 @@ async def test_an_unreachable_robots_txt_is_one_info_line_not_an_error(proxy_to,
         settings = project_settings(FOCUS_DELAY=0, RETRY_TIMES=2, FOCUS_MAX_PAGES=5)
         result = await crawl(settings, keywords="alpha", seeds=srv.url(DOWN_HOST, "/a.html"))
         paths = [r["path"] for r in srv.read_log()]
-    assert paths == ["/robots.txt"] * 3  # the page waits (disallowed while unreachable)
+    # the page waits, held; with nothing else to crawl the hold ends and it is refused
+    assert paths == ["/robots.txt"] * 3
     assert result.stats["focus/robots/retries"] == 2
+    assert [result.stats.get(f"focus/robots/{k}") for k in ("held", "holds_ended",
+                                                            "unreachable")] == [1, 1, 1]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     lines = [r.getMessage() for r in caplog.records if "robots.txt of" in r.getMessage()]
     assert len(lines) == 1 and "503" in lines[0] and "disallowing" in lines[0]
+
+
+FLAKY_HOST = "flakyrobots.test"
+STEADY_HOST = "steady.test"
+ALPHA = "<html><title>alpha {}</title><body>alpha {}</body></html>"
+FLAKY_PAGES = {
+    FLAKY_HOST: {"/a.html": Page(ALPHA.format("flaky", ""))},
+    STEADY_HOST: {"/index.html": Page(ALPHA.format("index", "".join(
+        f'<a href="/p{i}.html">alpha {i}</a>' for i in range(8)))),
+                  **{f"/p{i}.html": Page(ALPHA.format(i, "")) for i in range(8)}},
+}
+
+
+@pytest.mark.parametrize("strategy", ["best-first", "learned"])
+@pytest_twisted.ensureDeferred
+async def test_a_page_waits_for_a_robots_txt_that_comes_back(proxy_to, strategy):
+    """robots.txt answers 503 once: the host's page is not lost but waits, its server held,
+    until the rules expire (1 s here) and robots.txt is fetched again.  The other host's nine
+    pages, 0.3 s apart, keep the crawl busy for longer than that whatever the machine's load."""
+    config = {"hosts": {FLAKY_HOST: {"robots_failures": 1}}}
+    with ServerProcess(pages=FLAKY_PAGES, config=config) as srv:
+        proxy_to(srv)
+        settings = project_settings(FOCUS_DELAY=0.3, RETRY_TIMES=0, FOCUS_MAX_PAGES=50,
+                                    FOCUS_ROBOTSTXT_ERROR_TTL=1, FOCUS_STRATEGY=strategy)
+        seeds = [srv.url(FLAKY_HOST, "/a.html"), srv.url(STEADY_HOST, "/index.html")]
+        result = await crawl(settings, keywords="alpha", seeds=",".join(seeds))
+        rows = srv.read_log()
+    flaky = [(r["path"], r["status"]) for r in rows if r["host"] == FLAKY_HOST]
+    assert flaky == [("/robots.txt", 503), ("/robots.txt", 200), ("/a.html", 200)]
+    steady = [r["path"] for r in rows if r["host"] == STEADY_HOST and r["path"] != "/robots.txt"]
+    assert len(steady) == 9
+    assert (result.stats["focus/robots/held"], result.stats.get("focus/robots/unreachable")
+            ) == (1, None)
+    assert "focus/robots/holds_ended" not in result.stats
+    assert seeds[0] in {i["url"] for i in result.items} and len(result.items) == 10

@@ -122,6 +122,7 @@ class HostOptions:
     max_inflight: int = 0       # >0: answer 503 + Retry-After while more requests are in flight
     retry_after: int = 1        # the Retry-After seconds of those 503s
     error_rate: float = 0.0     # fraction of page requests (not robots.txt) answered 503
+    robots_failures: int = 0    # the first this many robots.txt requests answered 503
     traps: list[str] = field(default_factory=list)  # path prefixes serving an endless link tree
 
     @classmethod
@@ -293,6 +294,7 @@ class WebServer:
         self.inflight: dict[str, int] = defaultdict(int)
         self.max_inflight: dict[str, int] = defaultdict(int)
         self.total_inflight = 0
+        self._robots_failed: dict[str, int] = defaultdict(int)  # host -> 503s given (robots)
         self._rngs: dict[str, random.Random] = {}
         self._servers: list[ThreadingHTTPServer] = []
         self._threads: list[threading.Thread] = []
@@ -378,6 +380,12 @@ class WebServer:
             page = self.sites.lookup(host, path, "")
             if page is not None and page.status != 200:  # a site whose robots.txt fails
                 return page
+            if opt.robots_failures:  # ... or fails for a while
+                with self._lock:
+                    failing = self._robots_failed[host] < opt.robots_failures
+                    self._robots_failed[host] += failing
+                if failing:
+                    return Response(503, _error_page(503, "Service unavailable"))
             return Response(200, self.robots(host).encode("utf-8"), "text/plain; charset=utf-8")
         if opt.error_rate:
             with self._lock:

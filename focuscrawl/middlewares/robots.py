@@ -16,7 +16,11 @@ Outcomes follow RFC 9309 (and Google's documented behaviour):
 * 5xx, 429, network errors and timeouts: "unreachable", *disallow all* for
   ``FOCUS_ROBOTSTXT_ERROR_TTL`` seconds, then fetch again; a previously fetched copy, if any,
   stays in force meanwhile.  Guessing "allow" for a server that is failing would be the unsafe
-  choice; RetryMiddleware has already retried the fetch once by then.
+  choice; the fetch has already been retried RETRY_TIMES times by then.  A request refused
+  for that is not lost: under focuscrawl's scheduler it goes back to the frontier
+  (``focus/robots/held``) and its server is held (``HostPolicy.hold``) until the rules
+  expire, when robots.txt is fetched again; only once the held servers are all a crawl has
+  left are their URLs refused (as without that scheduler, or in distributed mode).
 
 Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests), for at most
 ``FOCUS_ROBOTSTXT_HOSTS`` hosts: past that the host no request has needed for longest is
@@ -47,7 +51,7 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
 from ..core.urls import URL_CACHE_SIZE
-from ..meta import ROBOTS
+from ..meta import ROBOTS, SERVER
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -75,6 +79,15 @@ _MAX_ANSWERS = URL_CACHE_SIZE
 _serials = itertools.count()
 #: robots.txt answers by (the rules' serial, URL), for one user agent
 Answers = dict[tuple[int, str], bool]
+
+
+class RobotsWait(IgnoreRequest):
+    """Raised for a request whose host's robots.txt is unreachable while its server is held:
+    :meth:`RobotsTxtMiddleware.process_exception` gives the scheduler ``again`` to queue."""
+
+    def __init__(self, again: Request) -> None:
+        super().__init__("robots.txt unreachable: the request waits for it")
+        self.again = again
 
 
 @dataclass(slots=True)
@@ -214,11 +227,27 @@ class RobotsTxtMiddleware:
         else:
             self._rules.move_to_end(key)
         if not rules.allows(request.url, self.user_agent, self._answers):
+            if rules.kind == DISALLOW_ALL and self._hold(request, rules):
+                self.stats.inc_value("focus/robots/held")
+                raise RobotsWait(request.replace(dont_filter=True))
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
             self.stats.inc_value(f"focus/robots/{reason}")
             logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
             raise IgnoreRequest(f"robots.txt: {reason}")
         return None
+
+    def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        """A request waiting for its robots.txt goes back to the scheduler (as a retry does:
+        past the seen-set); the politeness middleware has already freed its slot."""
+        if isinstance(exception, RobotsWait):
+            return exception.again
+        return None
+
+    def _hold(self, request: Request, rules: Rules) -> bool:
+        """Hold the request's server until ``rules`` expire, if the scheduler can."""
+        server = request.meta.get(SERVER) or self.servers.key(request.url)
+        until = self.policy.clock() + max(0.0, rules.expires - self.clock())
+        return self.policy.hold(server, until)
 
     def disallows(self, url: str) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown).

@@ -24,6 +24,11 @@ so the server never sees two requests closer than the delay.
 
 A robots.txt ``Crawl-delay`` raises the delay of its server (capped at ``max_delay``, like
 Heritrix's ``respectCrawlDelayUpToSeconds``) and applies to the gap after the robots.txt fetch too.
+
+A server can be *held* (:meth:`HostPolicy.hold`): none of its URLs is due until a time, because
+its robots.txt is unreachable and a URL handed out meanwhile could only be refused.  Only a
+scheduler that keeps held servers' URLs back (and ends the holds when nothing else is left)
+turns holding on; without one :meth:`HostPolicy.hold` says no and the URL is refused.
 """
 
 from __future__ import annotations
@@ -77,6 +82,10 @@ class HostPolicy:
         # the shortest gap seen between two request starts to one server (an audit on the
         # crawler's clock: arrival times at a server jitter on a loaded machine, these do not)
         self.min_start_gap: float | None = None
+        #: servers held until a monotonic time (:meth:`hold`); holding is on only while a
+        #: scheduler that keeps their URLs back says so
+        self.held: dict[str, float] = {}
+        self.holding = False
 
     def server(self, host: str) -> ServerState:
         state = self.servers.get(host)
@@ -91,7 +100,45 @@ class HostPolicy:
 
     def is_due(self, host: str, now: float | None = None) -> bool:
         state = self.servers.get(host)
-        return state is None or (now if now is not None else self.clock()) >= state.next_start
+        if now is None:
+            now = self.clock()
+        return (state is None or now >= state.next_start) and not (
+            self.held and self.is_held(host, now))
+
+    def hold(self, host: str, until: float) -> bool:
+        """Keep ``host``'s URLs back until ``until`` (monotonic): its robots.txt is unreachable.
+
+        False if nothing keeps URLs back (no scheduler turned holding on, or it ended the holds
+        because nothing else was left to crawl): the caller refuses the URL instead.
+        """
+        if not self.holding:
+            return False
+        self.held[host] = max(self.held.get(host, until), until)
+        return True
+
+    def is_held(self, host: str, now: float | None = None) -> bool:
+        until = self.held.get(host)
+        if until is None:
+            return False
+        if (now if now is not None else self.clock()) < until:
+            return True
+        del self.held[host]
+        return False
+
+    def holds(self, now: float | None = None) -> list[float]:
+        """When the holds in force end; the ended ones are forgotten."""
+        now = now if now is not None else self.clock()
+        for host in [h for h, until in self.held.items() if until <= now]:
+            del self.held[host]
+        return list(self.held.values())
+
+    def end_holds(self) -> int:
+        """Stop holding, for the rest of the crawl: the held servers' URLs are handed out (and
+        refused while their robots.txt is still unreachable).  How many servers were held."""
+        self.holding = False
+        n = len(self.held)
+        self.held.clear()
+        return n
 
     def reserve(self, host: str) -> None:
         self.server(host).pending += 1

@@ -522,14 +522,15 @@ class Learned(Frontier):
     def value(self, entry: Entry) -> float | None:
         return entry.score
 
-    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
+    def pop(self, ready: Ready = None, slack: float | None = None,
+            held: Ready = None) -> Entry | None:
         self.flush()
         if self._explore_turn():
             self.balance()
             entry = self._explore_host(ready)
             if entry is not None:
                 return entry
-        return super().pop(ready, slack)
+        return super().pop(ready, slack, held)
 
     def _explore_turn(self) -> bool:
         """Whether the next URL handed out is the host bandit's: ``explore_hosts`` of them,

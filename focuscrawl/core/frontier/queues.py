@@ -301,12 +301,14 @@ class ServerQueues:
         self,
         ready: Callable[[str], bool] | None = None,
         accept: Callable[[Entry, Entry], bool] | None = None,
+        held: Callable[[str], bool] | None = None,
     ) -> Entry | None:
         """The best queued entry whose server ``ready`` accepts (any server if ready is None).
 
         ``accept(candidate, best)``: whether a ready server's best entry may be taken while a
         better one (``best``, the best of all) waits on a server that is not ready; when it
-        refuses, nothing is handed out (worse candidates would be refused too).
+        refuses, nothing is handed out (worse candidates would be refused too).  A server
+        ``held`` says is held (its robots.txt unreachable) waits too long to set that bar.
         """
         if self.round_robin:
             return self._pop_round_robin(ready)
@@ -328,12 +330,13 @@ class ServerQueues:
                 heap.stamp += 1
                 heapq.heappush(servers, (top.item, heap.stamp, bucket))
                 continue
-            if best is None:
+            if best is None and (held is None or not held(top.host)):
                 best = top
             if ready is not None and not ready(top.host):
                 skipped.append(item)
                 continue
-            if accept is not None and top is not best and not accept(top, best):
+            if (accept is not None and best is not None and top is not best
+                    and not accept(top, best)):
                 skipped.append(item)
                 break
             found = self._take(bucket, heap, top)

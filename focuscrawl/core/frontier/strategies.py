@@ -235,15 +235,18 @@ class Frontier:
             self.stats["pages_hot"] += 1
         self.on_crawled(url, score, hot)
 
-    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
+    def pop(self, ready: Ready = None, slack: float | None = None,
+            held: Ready = None) -> Entry | None:
         """The next URL to fetch among servers ``ready`` accepts, or None.
 
         ``slack`` (0..1, for strategies that rank by a value): while the best URL waits on a
         server that is not ready, another server's URL is taken only if its value is at least
         ``(1 - slack)`` times the best one's; else None, and the crawl waits for that server.
+        A server ``held`` says is held (its robots.txt unreachable for minutes) is not waited
+        for: its URLs do not count as the best.
         """
         self.balance()
-        entry = self.queues.pop(ready, self._acceptor(slack))
+        entry = self.queues.pop(ready, self._acceptor(slack), held)
         if entry is not None:
             self._hand_out(entry)
         return entry
@@ -692,9 +695,10 @@ class BestNFirst(Frontier):
             return True
         return False
 
-    def pop(self, ready: Ready = None, slack: float | None = None) -> Entry | None:
+    def pop(self, ready: Ready = None, slack: float | None = None,
+            held: Ready = None) -> Entry | None:
         if self.n == 1:
-            return super().pop(ready, slack)
+            return super().pop(ready, slack, held)
         if not self.batch:
             self.open_batch()
         i = self._first_ready(ready, 0)

@@ -214,13 +214,16 @@ DOWNLOADER_MIDDLEWARES = {
 FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 9309: 24 h)
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
 #                                    long, then fetch again (RFC 9309 and Google: unreachable
-#                                    means disallow; a cached copy stays in force meanwhile).
-#                                    Under FocusScheduler a URL of the host is not refused but
-#                                    waits this long (focus/robots/held), its server held;
-#                                    once held servers are all a crawl has left, the holds end
-#                                    and their URLs are refused (focus/robots/holds_ended,
-#                                    focus/robots/unreachable), as they always are in
-#                                    distributed mode and under Scrapy's scheduler
+#                                    means disallow; a cached copy stays in force meanwhile)
+FOCUS_ROBOTSTXT_HOLDS = 3  # robots.txt answered 5xx/429 (the server is up: come back later):
+#                            under FocusScheduler the host's URLs are not refused but wait
+#                            FOCUS_ROBOTSTXT_ERROR_TTL, their server held (focus/robots/held),
+#                            then robots.txt is fetched again; this many times in a row (as
+#                            Nutch's http.robots.503.defer.visits), then refused.  Holds end
+#                            once held servers are all a crawl has left (their URLs refused:
+#                            focus/robots/holds_ended).  0: refuse at once.  A host that could
+#                            not be reached at all (network error, timeout) is refused, as
+#                            every such host is in distributed mode and under Scrapy's scheduler
 FOCUS_ROBOTSTXT_HOSTS = 10_000  # hosts whose rules are kept (1-2 KB each); past it the one
 #                                no request needed for longest is forgotten, and its robots.txt
 #                                fetched again if a request for it comes

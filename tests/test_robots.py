@@ -244,6 +244,45 @@ async def test_under_a_scheduler_that_holds_a_refused_request_waits_for_the_rule
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_host_is_held_a_few_times_in_a_row_and_never_when_unreached() -> None:
+    async def scenario() -> None:
+        engine = FakeEngine(status=503)
+        mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60, FOCUS_ROBOTSTXT_TTL=100,
+                     FOCUS_ROBOTSTXT_HOLDS=2, RETRY_ENABLED=False)
+        mw.policy.holding = True
+        now = [0.0]
+        mw.clock = lambda: now[0]
+
+        async def held(url: str) -> bool:
+            try:
+                await mw.process_request(Request(url))
+            except RobotsWait:
+                return True
+            except IgnoreRequest:
+                return False
+            raise AssertionError("allowed")
+
+        assert await held("http://a.test/p")  # 503: the server is up, the request waits
+        now[0] = 61.0
+        assert await held("http://a.test/p")  # 503 again: a second time
+        now[0] = 122.0
+        assert not await held("http://a.test/p")  # a third 503 in a row: refused (cap 2)
+        engine.status, engine.body = 200, b"User-agent: *\nDisallow:\n"
+        now[0] = 183.0
+        assert await outcome(mw, "http://a.test/p") == "allowed"  # back: the count starts over
+        engine.status = 503
+        now[0] = 300.0
+        assert await outcome(mw, "http://a.test/p") == "allowed"  # the cached copy holds
+        engine.error = DownloadTimeoutError("no answer")  # a host never reached: refused
+        assert not await held("http://b.test/p")
+        assert mw.stats.get_value("focus/robots/held") == 2
+        assert mw.stats.get_value("focus/robots/unreachable") == 2
+        assert len(engine.calls) == 6  # a fetch each time: a.test five, b.test one
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
 async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> None:
     async def scenario() -> None:
         engine = FakeEngine(b"User-agent: *\nDisallow: /old/\n")

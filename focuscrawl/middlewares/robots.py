@@ -16,11 +16,14 @@ Outcomes follow RFC 9309 (and Google's documented behaviour):
 * 5xx, 429, network errors and timeouts: "unreachable", *disallow all* for
   ``FOCUS_ROBOTSTXT_ERROR_TTL`` seconds, then fetch again; a previously fetched copy, if any,
   stays in force meanwhile.  Guessing "allow" for a server that is failing would be the unsafe
-  choice; the fetch has already been retried RETRY_TIMES times by then.  A request refused
-  for that is not lost: under focuscrawl's scheduler it goes back to the frontier
-  (``focus/robots/held``) and its server is held (``HostPolicy.hold``) until the rules
-  expire, when robots.txt is fetched again; only once the held servers are all a crawl has
-  left are their URLs refused (as without that scheduler, or in distributed mode).
+  choice; the fetch has already been retried RETRY_TIMES times by then.  When the server
+  *answered* (5xx, 429: it is up, and says to come back later), a request refused for that is
+  not lost: under focuscrawl's scheduler it goes back to the frontier (``focus/robots/held``)
+  and its server is held (``HostPolicy.hold``) until the rules expire, when robots.txt is
+  fetched again; at most ``FOCUS_ROBOTSTXT_HOLDS`` times in a row (as Nutch's
+  ``http.robots.503.defer.visits``), and only while the crawl has something else to do.  A
+  host that could not be reached at all (a network error, a timeout) is most often gone:
+  its requests are refused, as they are without that scheduler and in distributed mode.
 
 Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests), for at most
 ``FOCUS_ROBOTSTXT_HOSTS`` hosts: past that the host no request has needed for longest is
@@ -98,6 +101,10 @@ class Rules:
     expires: float  # monotonic time
     parser: Protego | None = None
     crawl_delay: float = 0.0
+    #: DISALLOW_ALL only: the fetches in a row that the server answered 5xx/429, and whether
+    #: requests refused meanwhile may wait for the next fetch (FOCUS_ROBOTSTXT_HOLDS)
+    failures: int = 0
+    waits: bool = False
     # tells these rules from the host's next ones in a cache of answers (Answers)
     serial: int = field(default_factory=lambda: next(_serials), repr=False, compare=False)
 
@@ -193,6 +200,7 @@ class RobotsTxtMiddleware:
         self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
         self.ttl = s.getfloat("FOCUS_ROBOTSTXT_TTL", 86400.0)
         self.error_ttl = s.getfloat("FOCUS_ROBOTSTXT_ERROR_TTL", 600.0)
+        self.max_holds = s.getint("FOCUS_ROBOTSTXT_HOLDS", 3)
         # retried here, not by Scrapy's RetryMiddleware: its "Gave up retrying" is an ERROR
         # line with a traceback per host, for what is an ordinary state of the web
         self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
@@ -227,7 +235,7 @@ class RobotsTxtMiddleware:
         else:
             self._rules.move_to_end(key)
         if not rules.allows(request.url, self.user_agent, self._answers):
-            if rules.kind == DISALLOW_ALL and self._hold(request, rules):
+            if rules.waits and self._hold(request, rules):
                 self.stats.inc_value("focus/robots/held")
                 raise RobotsWait(request.replace(dont_filter=True))
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
@@ -343,7 +351,7 @@ class RobotsTxtMiddleware:
         if ttl is None:
             ttl = self.ttl_of(fetched)
         if fetched.unreachable:
-            return self._unreachable(key, ttl)
+            return self._unreachable(key, ttl, answered=fetched.kind == RESPONSE)
         now = self.clock()
         if fetched.kind == RESPONSE and 200 <= fetched.status < 300:
             rules = parse_robots(fetched.body, self.user_agent, now + ttl)
@@ -353,13 +361,15 @@ class RobotsTxtMiddleware:
             return rules
         return Rules(ALLOW_ALL, now + ttl)  # 3xx left over, 4xx, dropped: no rules
 
-    def _unreachable(self, key: str, ttl: float) -> Rules:
+    def _unreachable(self, key: str, ttl: float, answered: bool) -> Rules:
         expires = self.clock() + ttl
         previous = self._rules.get(key)
-        if previous is not None:  # RFC 9309 2.4: keep using the cached copy meanwhile
-            previous.expires = expires
+        if previous is not None and previous.kind != DISALLOW_ALL:
+            previous.expires = expires  # RFC 9309 2.4: keep using the cached copy meanwhile
             return previous
-        return Rules(DISALLOW_ALL, expires)
+        failures = (previous.failures if previous is not None else 0) + 1 if answered else 0
+        return Rules(DISALLOW_ALL, expires, failures=failures,
+                     waits=answered and failures <= self.max_holds)
 
     def _set_crawl_delay(self, key: str, url: str, delay: float) -> None:
         """Hosts grouped into one server (FOCUS_SERVER_KEY=ip) get the largest Crawl-delay."""

@@ -658,6 +658,26 @@ def test_the_examples_argument_reaches_the_learned_order():
     assert make_frontier("best-first", examples=True).name == "best-first"  # ignored there
 
 
+def test_a_page_fetched_after_its_fetch_failed_teaches_its_own_label():
+    """A retry, or a URL that waited for its robots.txt: the error taught a 0, the page
+    fetched when the URL came back teaches its own label (it was dropped, the URL counted as
+    crawled by the error)."""
+    f = learned()
+    url = "http://a.test/glacier"
+    f.add(Link(url, host="a.test", anchor="glacier", keyword=True))
+    assert f.pop().url == url
+    f.failed(url)
+    assert f.labels[url] == 0.0 and not f._fetching
+    f.add(Link(url, host="a.test", anchor="glacier", keyword=True, force=True))  # queued again
+    assert f.pop().url == url
+    pages = f.stats["pages"]
+    f.crawled(url, 0.9, True)  # no digest: labelled by the spider's score
+    assert f.labels[url] == 1.0 and not f._fetching and f.scores[url] == 0.9
+    assert f.stats["pages"] == pages + 1
+    f.crawled(url, 0.5, False)  # reported twice: counted once
+    assert f.scores[url] == 0.9 and f.stats["pages"] == pages + 1
+
+
 def test_a_redirect_teaches_nothing():
     f = learned()
     f.add(Link("http://a.test/1", host="a.test"))

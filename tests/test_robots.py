@@ -459,11 +459,12 @@ FLAKY_PAGES = {
 
 @pytest.mark.parametrize("strategy", ["best-first", "learned"])
 @pytest_twisted.ensureDeferred
-async def test_a_page_waits_for_a_robots_txt_that_comes_back(proxy_to, strategy):
+async def test_a_page_waits_for_a_robots_txt_that_comes_back(proxy_to, caplog, strategy):
     """robots.txt answers 503 once: the host's page is not lost but waits, its server held,
     until the rules expire (1 s here) and robots.txt is fetched again.  The other host's nine
     pages, 0.3 s apart, keep the crawl busy for longer than that whatever the machine's load."""
     config = {"hosts": {FLAKY_HOST: {"robots_failures": 1}}}
+    caplog.set_level("INFO")
     with ServerProcess(pages=FLAKY_PAGES, config=config) as srv:
         proxy_to(srv)
         settings = project_settings(FOCUS_DELAY=0.3, RETRY_TIMES=0, FOCUS_MAX_PAGES=50,
@@ -478,4 +479,6 @@ async def test_a_page_waits_for_a_robots_txt_that_comes_back(proxy_to, strategy)
     assert (result.stats["focus/robots/held"], result.stats.get("focus/robots/unreachable")
             ) == (1, None)
     assert "focus/robots/holds_ended" not in result.stats
+    held = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Server ")]
+    assert len(held) == 1 and FLAKY_HOST in held[0] and "hold 1 of at most 3" in held[0]
     assert seeds[0] in {i["url"] for i in result.items} and len(result.items) == 10

@@ -254,8 +254,16 @@ class RobotsTxtMiddleware:
     def _hold(self, request: Request, rules: Rules) -> bool:
         """Hold the request's server until ``rules`` expire, if the scheduler can."""
         server = request.meta.get(SERVER) or self.servers.key(request.url)
-        until = self.policy.clock() + max(0.0, rules.expires - self.clock())
-        return self.policy.hold(server, until)
+        wait = max(0.0, rules.expires - self.clock())
+        policy = self.policy
+        already = policy.is_held(server)
+        if not policy.hold(server, policy.clock() + wait):
+            return False
+        if not already:  # one line a hold, not one a request
+            logger.info("Server %s held for %.0f s: its URLs wait for robots.txt to be fetched "
+                        "again (hold %d of at most %d in a row)", server, wait, rules.failures,
+                        self.max_holds)
+        return True
 
     def disallows(self, url: str) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown).

@@ -24,6 +24,9 @@ TOKEN = "focus_token"
 LEASE_LOST = "focus_lease_lost"
 #: a robots.txt request of the robots.txt middleware
 ROBOTS = "focus_robots"
+#: a request sent back to wait for its host's robots.txt (the server answered 5xx/429): it was
+#: never tried, so the scheduler learns nothing from its end
+ROBOTS_WAIT = "focus_robots_wait"
 #: the fetch rules cut the body at FOCUS_MAX_PAGE_BYTES
 TRUNCATED = "focus_truncated"
 #: a page's score and hotness, set by the callback for the WARC recorder
@@ -31,4 +34,4 @@ SCORE = "focus_score"
 HOT = "focus_hot"
 
 #: keys of the request a copy (redirect, retry) was made from that must not travel with it
-TRANSIENT = (LEASE, STARTED, FINISHED, TOKEN, FROM, LEASE_LOST)
+TRANSIENT = (LEASE, STARTED, FINISHED, TOKEN, FROM, LEASE_LOST, ROBOTS_WAIT)

@@ -33,7 +33,7 @@ from .core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from .core.frontier.stores import StoreError
 from .engine import Waker, downloading, pages_in_spider, warn_if_missing
 from .jobdir import Jobdir, JournalStore, _Lease, _link_tuple
-from .meta import FROM, LEASE, LINK, ORDER, TRANSIENT
+from .meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, TRANSIENT
 from .options import frontier_options
 from .records import Records, is_page, server_by
 from .services import FocusServices, missing_message
@@ -285,9 +285,10 @@ class FocusScheduler:
             return
         if not is_page(status, html):
             # no page: an error or a file the spider skips (both teach the learned order that
-            # the link was not worth its fetch), or a redirect to follow (its target comes back
-            # as a link of its own)
-            learn = status is None or not 300 <= status < 400
+            # the link was not worth its fetch), a redirect to follow (its target comes back
+            # as a link of its own) or a URL sent back to wait for its robots.txt (never tried)
+            learn = (status is None or not 300 <= status < 400) and not request.meta.get(
+                ROBOTS_WAIT)
             if self.store is not None:
                 self.store.record("failed", entry.url, learn)
             assert self.frontier is not None

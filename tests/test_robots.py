@@ -23,6 +23,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.meta import ROBOTS_WAIT
 from focuscrawl.middlewares import robots
 from focuscrawl.middlewares.robots import (
     ALLOW_ALL,
@@ -230,6 +231,7 @@ async def test_under_a_scheduler_that_holds_a_refused_request_waits_for_the_rule
             await mw.process_request(request)
         again = mw.process_exception(request, caught.value)
         assert again is caught.value.again and again.url == request.url and again.dont_filter
+        assert request.meta[ROBOTS_WAIT]  # for the scheduler: this request was never tried
         assert again.meta["focus"] == {"anchor": "x"}  # what the link said travels with it
         assert mw.policy.is_held("a.test") and not mw.policy.is_due("a.test")
         assert 59 < mw.policy.held["a.test"] - mw.policy.clock() <= 60  # until the rules expire
@@ -444,6 +446,39 @@ async def test_an_unreachable_robots_txt_is_one_info_line_not_an_error(proxy_to,
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     lines = [r.getMessage() for r in caplog.records if "robots.txt of" in r.getMessage()]
     assert len(lines) == 1 and "503" in lines[0] and "disallowing" in lines[0]
+
+
+def test_a_request_sent_back_to_wait_teaches_the_learned_order_nothing():
+    """It was never tried: an error's 0 would say its link leads nowhere."""
+    from types import SimpleNamespace
+
+    from scrapy import Spider
+
+    from focuscrawl import signals as focus_signals
+    from focuscrawl.scheduler import FocusScheduler
+
+    from .conftest import SCHEDULER_PARTS
+
+    crawler = get_crawler(Spider, {"FOCUS_STRATEGY": "learned", "FOCUS_KEYWORDS": "alpha",
+                                   "FOCUS_DELAY": 0, "FOCUS_MAX_PAGES": 0, **SCHEDULER_PARTS})
+    crawler.engine = SimpleNamespace(_slot=None)
+    sched = FocusScheduler.from_crawler(crawler)
+    spider = Spider("wait")
+    spider.crawler = crawler
+    sched.open(spider)
+    for url in ("http://a.test/waits", "http://a.test/fails"):
+        sched.enqueue_request(Request(url))
+    for wait in (True, False):
+        request = sched.next_request()
+        sched.policy.unreserve("a.test")
+        if wait:
+            request.meta[ROBOTS_WAIT] = True  # as RobotsTxtMiddleware sets it
+        crawler.signals.send_catch_log(focus_signals.request_finished, request=request,
+                                       status=None, html=True)
+        assert (request.url in sched.frontier.labels) is not wait
+    again = request.replace(dont_filter=True)
+    again.meta[ROBOTS_WAIT] = True
+    assert sched.enqueue_request(again) and ROBOTS_WAIT not in again.meta  # not carried on
 
 
 FLAKY_HOST = "flakyrobots.test"

@@ -54,7 +54,7 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
 from ..core.urls import URL_CACHE_SIZE
-from ..meta import ROBOTS, SERVER
+from ..meta import ROBOTS, ROBOTS_WAIT, SERVER
 from ..services import FocusServices
 
 if TYPE_CHECKING:
@@ -237,6 +237,7 @@ class RobotsTxtMiddleware:
         if not rules.allows(request.url, self.user_agent, self._answers):
             if rules.waits and self._hold(request, rules):
                 self.stats.inc_value("focus/robots/held")
+                request.meta[ROBOTS_WAIT] = True
                 raise RobotsWait(request.replace(dont_filter=True))
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
             self.stats.inc_value(f"focus/robots/{reason}")

@@ -328,7 +328,7 @@ class FocusScheduler:
                 waiting.extend(holds)
             else:
                 n = policy.end_holds()
-                self.stats.set_value("focus/robots/holds_ended", n)
+                self.stats.inc_value("focus/robots/holds_ended", n)
                 logger.info("Only servers waiting for their robots.txt are left: %d server(s) "
                             "no longer held, their URLs refused while it is unreachable", n)
                 return False

@@ -220,8 +220,9 @@ FOCUS_ROBOTSTXT_HOLDS = 3  # robots.txt answered 5xx/429 (the server is up: come
 #                            FOCUS_ROBOTSTXT_ERROR_TTL, their server held (focus/robots/held),
 #                            then robots.txt is fetched again; this many times in a row (as
 #                            Nutch's http.robots.503.defer.visits), then refused.  Holds end
-#                            once held servers are all a crawl has left (their URLs refused:
-#                            focus/robots/holds_ended).  0: refuse at once.  A host that could
+#                            once held servers are all a crawl has left (their URLs refused,
+#                            those servers not held again: focus/robots/holds_ended).  0:
+#                            refuse at once.  A host that could
 #                            not be reached at all (network error, timeout) has its URLs
 #                            refused; distributed workers and Scrapy's own scheduler refuse
 #                            every unreachable host's

@@ -197,5 +197,6 @@ def test_a_held_server_is_not_due_until_its_hold_ends(clock: Clock) -> None:
     clock.t = 160.0
     assert p.is_due("a") and not p.held  # over: forgotten
     p.hold("a", 500.0)
-    assert p.end_holds() == 1  # nothing else left to crawl: no more holds, this crawl
-    assert p.is_due("a") and not p.hold("a", 600.0)
+    assert p.end_holds() == 1  # nothing else left to crawl: its URLs go (and are refused)
+    assert p.is_due("a") and not p.hold("a", 600.0)  # not held again: that would loop
+    assert p.hold("b", 600.0) and not p.is_due("b")  # a server failing later still is

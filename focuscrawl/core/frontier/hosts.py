@@ -83,9 +83,11 @@ class HostPolicy:
         # crawler's clock: arrival times at a server jitter on a loaded machine, these do not)
         self.min_start_gap: float | None = None
         #: servers held until a monotonic time (:meth:`hold`); holding is on only while a
-        #: scheduler that keeps their URLs back says so
+        #: scheduler that keeps their URLs back says so; a server whose hold was ended early
+        #: (:meth:`end_holds`) is not held again
         self.held: dict[str, float] = {}
         self.holding = False
+        self.released: set[str] = set()
 
     def server(self, host: str) -> ServerState:
         state = self.servers.get(host)
@@ -108,10 +110,10 @@ class HostPolicy:
     def hold(self, host: str, until: float) -> bool:
         """Keep ``host``'s URLs back until ``until`` (monotonic): its robots.txt is unreachable.
 
-        False if nothing keeps URLs back (no scheduler turned holding on, or it ended the holds
-        because nothing else was left to crawl): the caller refuses the URL instead.
+        False if nothing keeps URLs back (no scheduler turned holding on, or it ended this
+        server's hold because nothing else was left to crawl): the caller refuses the URL.
         """
-        if not self.holding:
+        if not self.holding or host in self.released:
             return False
         self.held[host] = max(self.held.get(host, until), until)
         return True
@@ -133,10 +135,11 @@ class HostPolicy:
         return list(self.held.values())
 
     def end_holds(self) -> int:
-        """Stop holding, for the rest of the crawl: the held servers' URLs are handed out (and
-        refused while their robots.txt is still unreachable).  How many servers were held."""
-        self.holding = False
+        """End every hold now: the held servers' URLs are handed out, and refused while their
+        robots.txt is still unreachable (those servers are not held again: that would hold the
+        same URLs at once).  Servers that fail later are held as before.  How many were held."""
         n = len(self.held)
+        self.released.update(self.held)
         self.held.clear()
         return n
 

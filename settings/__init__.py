@@ -223,8 +223,9 @@ FOCUS_ROBOTSTXT_HOLDS = 3  # robots.txt answered 5xx/429 (the server is up: come
 #                            once held servers are all a crawl has left (their URLs refused,
 #                            those servers not held again: focus/robots/holds_ended).  0:
 #                            refuse at once.  A host that could not be reached at all
-#                            (network error, timeout) has its URLs refused; distributed
-#                            workers and Scrapy's own scheduler refuse every unreachable host's
+#                            (network error, timeout) has its URLs refused, as every
+#                            unreachable host's are under Scrapy's own scheduler; distributed
+#                            workers hold the server for the whole cluster (in Redis)
 FOCUS_ROBOTSTXT_HOSTS = 10_000  # hosts whose rules are kept (1-2 KB each); past it the one
 #                                no request needed for longest is forgotten, and its robots.txt
 #                                fetched again if a request for it comes

@@ -214,7 +214,7 @@ def test_the_cluster_robots_middleware_takes_the_single_ones_place():
 
 # --------------------------------------------------------------------------- three workers
 HOSTS = [f"h{i}.test" for i in range(6)]
-DOWN = "h5.test"  # its robots.txt answers 503: disallowed for FOCUS_ROBOTSTXT_ERROR_TTL
+DOWN = "h5.test"  # its robots.txt answers 503: held, then its URLs refused at the end
 PAGES_PER_HOST = 6
 
 
@@ -291,9 +291,71 @@ def test_three_workers_fetch_each_robots_txt_once_under_the_server_slot(
         starts = hosts.starts(h)
         assert len(starts) == sum(r["host"] == h for r in rows), h
         assert all(b[0] - a[0] >= DELAY - 0.0005 for a, b in pairwise(starts)), h
-    assert RedisFrontier(redis_server.client(), c.key, "probe").status()["robots_fetches"] == 6
+    status = RedisFrontier(redis_server.client(), c.key, "probe").status()
+    assert status["robots_fetches"] == 6
+    # h5's URLs waited, its server held, until nothing else was left: then refused
+    assert status["holds_ended"] == 1
     logs = [c.log_text(i) for i in range(3)]
     fetched = sum(stat(log, "focus/robots/requests") for log in logs)
     shared = sum(stat(log, "focus/robots/shared") for log in logs)
     assert fetched == len(HOSTS) and shared > 0, report  # the others read the shared file
     assert sum(1 for log in logs if stat(log, "focus/robots/unreachable")) >= 1
+    assert sum(stat(log, "focus/robots/held") for log in logs) >= 1
+
+
+def test_a_server_whose_robots_txt_answers_503_is_held_for_the_whole_cluster(
+        redis_server, tmp_path):
+    """robots.txt answers 503 once: the host's page goes back to Redis and waits, its server
+    held cluster-wide, until the rules expire (1 s) and robots.txt is fetched again.  The other
+    host's nine pages, 0.3 s apart, keep the cluster busy for longer than that."""
+    steady, flaky = "steady.test", "flaky.test"
+    regex = "<html><title>regex {}</title><body>regex {}</body></html>"
+    pages = {flaky: {"/a.html": Page(regex.format("flaky", ""))},
+             steady: {"/index.html": Page(regex.format("index", "".join(
+                 f'<a href="/p{i}.html">regex {i}</a>' for i in range(8)))),
+                      **{f"/p{i}.html": Page(regex.format(i, "")) for i in range(8)}}}
+    config = {"hosts": {flaky: {"robots_failures": 1}}}
+    with ServerProcess(pages=pages, config=config) as srv:
+        c = Cluster(srv, redis_server.url, tmp_path, "held:")
+        try:
+            seeds = f"http://{flaky}/a.html,http://{steady}/index.html"
+            workers = c.start(2, "-a", f"seeds={seeds}", "-a", "strategy=best-first",
+                              "-s", "RETRY_TIMES=0", "-s", "FOCUS_DELAY=0.3",
+                              "-s", "FOCUS_ROBOTSTXT_ERROR_TTL=1")
+            assert c.wait(workers) == [0, 0], c.tails()
+        finally:
+            c.kill_all()
+        rows = srv.read_log()
+    got = [(r["path"], r["status"]) for r in rows if r["host"] == flaky]
+    assert got == [("/robots.txt", 503), ("/robots.txt", 200), ("/a.html", 200)], c.tails()
+    logs = [c.log_text(i) for i in range(2)]
+    assert sum(stat(log, "focus/robots/held") for log in logs) >= 1
+    assert not any(stat(log, "focus/robots/unreachable") for log in logs)
+    exported = {item["url"] for i in range(2) for item in c.exported(i)}
+    assert f"http://{flaky}/a.html" in exported and len(exported) == 10
+
+
+def test_a_held_server_waits_cluster_wide_until_nothing_else_is_left(redis_server):
+    """HOST_HOLD and POP alone: a held server's URL is not handed out while another server's
+    can be, or while a lease is out; once nothing else is left the hold ends, and that server
+    is not held again."""
+    from focuscrawl.core.frontier import Link
+
+    from .test_distributed import frontier_for
+
+    client = redis_server.client()
+    f = frontier_for(client, "hold:", "w0")
+    hosts = RedisHosts(client, "hold:", "w0")
+    f.add(Link("http://held.test/a", host="held.test"))
+    f.add(Link("http://free.test/b", host="free.test"))
+    assert hosts.hold("held.test", 600) == 1 and hosts.hold("held.test", 600) == 2
+    lease, entry = f.pop()
+    assert entry.url == "http://free.test/b"  # the held server's URL, first queued, waits
+    assert f.pop() is None and f.wait is None  # a lease is out: the hold stands
+    f.downloaded(lease, True)
+    f.settle([lease])
+    assert f.pop() is None and f.wait is not None  # nothing else left: the hold ends...
+    assert f.pop()[1].url == "http://held.test/a"  # ... and the URL goes out (to be refused)
+    assert f.status()["holds_ended"] == 1
+    assert hosts.hold("held.test", 600) == 0  # not held again: it would hold the same URLs
+    assert hosts.hold("other.test", 600) == 1  # a server failing later is

@@ -273,7 +273,7 @@ class RedisFrontier:
         if self.config.get("strategy") == "best-n-first":
             out["batch"] = st["batch_len"]
         for name in ("pages", "pages_hot", "promotions", "evicted", "batches", "duplicates",
-                     "requeued", "reaped", "dropped_full", "robots_fetches"):
+                     "requeued", "reaped", "dropped_full", "robots_fetches", "holds_ended"):
             out[name] = st[name]
         return out
 

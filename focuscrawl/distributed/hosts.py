@@ -59,6 +59,7 @@ class RedisHosts:
         self._start = client.register_script(scripts.HOST_START)
         self._finish = client.register_script(scripts.HOST_FINISH)
         self._delay = client.register_script(scripts.CRAWL_DELAY)
+        self._hold = client.register_script(scripts.HOST_HOLD)
 
     def start(self, host: str, token: str, crawl_delay: float = 0.0,
               lease: int | None = None) -> float | None:
@@ -87,6 +88,12 @@ class RedisHosts:
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._delay(args=[self.prefix, host, round(seconds * 1000)])
+
+    def hold(self, host: str, seconds: float) -> int:
+        """Hand out none of the server's URLs for ``seconds``, cluster-wide (its robots.txt
+        answered 5xx/429): 1 if held now, 2 if held already (extended), 0 if the crawl ended
+        its hold early before (then refuse)."""
+        return int(self._hold(args=[self.prefix, host, round(seconds * 1000)]))
 
     def starts(self, host: str) -> list[tuple[float, str, str]]:
         """With FOCUS_REDIS_START_LOG: the server's last request starts, cluster-wide, as

@@ -11,7 +11,9 @@ instead of fetching; while the lease is held they poll for the entry every
 ``FOCUS_REDIS_WORKER_TTL / 4`` seconds; if it dies or freezes, the lease expires after
 ``FOCUS_REDIS_WORKER_TTL`` and a waiting worker fetches instead.  Each worker parses the file
 and passes its Crawl-delay on as before.  Within a worker, requests for one host still share
-one load (the parent class's futures).
+one load (the parent class's futures).  A server whose robots.txt answered 5xx/429 is held for
+the whole cluster (``RedisHosts.hold``): its URLs go back to Redis and wait there, and POP ends
+the holds once nothing is leased anywhere and nothing else can be handed out.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import IgnoreRequest
 
-from ..middlewares.robots import Fetched, RobotsTxtMiddleware, Rules
+from ..middlewares.robots import NOT_HELD, Fetched, RobotsTxtMiddleware, Rules
 from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 
@@ -41,6 +43,7 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
         super().__init__(crawler)  # NotConfigured with FOCUS_ROBOTSTXT_OBEY = False
         worker = RedisServices.of(crawler, self).redis_worker
         self.shared = worker.robots
+        self.hosts = worker.hosts
         self.link = worker.link
         s = crawler.settings
         self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
@@ -76,6 +79,15 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
         self._quietly(f"robots.txt of {key} not shared", self.shared.store, key, fetched.kind,
                       fetched.status, fetched.body, ttl)
         return self._apply(key, url, fetched, ttl)
+
+    def _hold_server(self, server: str, seconds: float) -> int:
+        """Hold the server for the whole cluster (``RedisHosts.hold``: POP hands out none of its
+        URLs meanwhile); with Redis away, no hold: the request is refused."""
+        try:
+            held = self._quietly(f"hold of {server} not set", self.hosts.hold, server, seconds)
+        except CrawlLost:
+            return NOT_HELD
+        return NOT_HELD if held is None else int(held)
 
     def _quietly(self, what: str, call: Callable[..., Any], *args: Any) -> Any:
         """``call(*args)`` through the worker's RedisLink; None if it could not be made: Redis

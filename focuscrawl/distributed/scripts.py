@@ -37,7 +37,9 @@ Key layout under the prefix ``P``:
                                 PX TTL; renewed by heartbeats and by every script the worker runs)
 ``workers``              ZSET   registered workers -> last heartbeat
 ``h:<host>``             HASH   next (ms), ls (last start), cd (Crawl-delay ms), slow, sd (slow
-                                delay ms), conc (1 once slow), started
+                                delay ms), conc (1 once slow), started, hold (ms: held until,
+                                its robots.txt answered 5xx/429)
+``held`` / ``released``  SET    servers held now / whose hold POP ended early (not held again)
 ``hs:<host>``            HASH   the server's slots: token -> worker|p (pending) or
                                 worker|a|<start ms> (active); a dead worker's pending slot no
                                 longer counts, its active one not once hold_ms (the download
@@ -358,12 +360,25 @@ local function current_delay(host)
 end
 -- 0: no free slot; 1: a free slot, but the delay has not passed; 2: free and due
 local READY = {}
+-- whether a server is held (HOST_HOLD: its robots.txt answered 5xx/429); a hold that has
+-- passed is forgotten, so a crawl with none in force reads one key a script, not one a server
+local HOLDS = nil
+local function held(host)
+  if HOLDS == nil then HOLDS = redis.call('EXISTS', P .. 'held') == 1 end
+  if not HOLDS then return false end
+  local until_ms = hnum(host, 'hold', nil)
+  if not until_ms then return false end
+  if until_ms > now() then return true end
+  redis.call('HDEL', P .. 'h:' .. host, 'hold')
+  redis.call('SREM', P .. 'held', host)
+  return false
+end
 local function ready(host)
   local r = READY[host]
   if r ~= nil then return r end
   local p, a = slots(host)
-  if p + a >= conc_of(host) then
-    r = 0
+  if p + a >= conc_of(host) or held(host) then
+    r = 0  -- no free slot, or held
   elseif now() >= hnum(host, 'next', 0) then
     r = 2
   else
@@ -570,6 +585,26 @@ POP = PRELUDE + CHECK + r"""
 local wid = ARGV[2]
 local late = ARGV[3] == '1'
 if not touch(wid) then return nil end
+-- held servers (HOST_HOLD) are waited for only while the crawl has something else to do: with
+-- nothing leased anywhere, their holds end and those servers are not held again (their URLs
+-- go out and are refused while robots.txt is still unreachable)
+local function end_holds()
+  if cnt('inflight') > 0 then return false end
+  local n = 0
+  for _, host in ipairs(redis.call('SMEMBERS', P .. 'held')) do
+    if held(host) then
+      redis.call('HDEL', P .. 'h:' .. host, 'hold')
+      redis.call('SADD', P .. 'released', host)
+      n = n + 1
+    end
+    READY[host] = nil
+  end
+  redis.call('DEL', P .. 'held')
+  HOLDS = false
+  if n == 0 then return false end
+  incr('holds_ended', n)
+  return true
+end
 local function wait_for(host) return {'wait', math.max(1, hnum(host, 'next', 0) - now())} end
 if MAXPAGES > 0 and cnt('fetched') + cnt('reserved') >= MAXPAGES then return {'budget'} end
 if cnt('entries') == 0 then return nil end
@@ -641,6 +676,7 @@ if BATCH then
   end
   if not url and soonest and late then return wait_for(soonest) end
   url = url or fallback
+  if not url and end_holds() then return {'wait', 1} end
   if not url then return nil end
   redis.call('LREM', bk, 1, url)
 else
@@ -667,6 +703,7 @@ else
   end
   if not chosen and fb and late then return wait_for(fb[2]) end
   chosen = chosen or fb
+  if not chosen and end_holds() then return {'wait', 1} end
   if not chosen then return nil end
   local m = redis.call('ZRANGE', qkey(chosen[1], chosen[2]), 0, 0)[1]
   url = string.sub(m, 13)
@@ -851,6 +888,20 @@ return 0
 #: ARGV: P, host, crawl_delay_ms.  robots.txt's Crawl-delay for the whole cluster.
 CRAWL_DELAY = PRELUDE + CHECK + r"""
 set_crawl_delay(ARGV[2], tonumber(ARGV[3]))
+return 1
+"""
+
+#: ARGV: P, host, ms.  Hold the server for ms (its robots.txt answered 5xx/429): POP hands out
+#: none of its URLs meanwhile, cluster-wide.  0 if the server's hold was ended early before
+#: (POP's end_holds: holding it again would hold the same URLs at once), 1 if held now, 2 if
+#: it was held already (the hold extended).
+HOST_HOLD = PRELUDE + CHECK + r"""
+local host = ARGV[2]
+if redis.call('SISMEMBER', P .. 'released', host) == 1 then return 0 end
+local prev = hnum(host, 'hold', 0)
+redis.call('HSET', P .. 'h:' .. host, 'hold', math.max(prev, now() + tonumber(ARGV[3])))
+redis.call('SADD', P .. 'held', host)
+if prev > now() then return 2 end
 return 1
 """
 

@@ -21,9 +21,10 @@ Outcomes follow RFC 9309 (and Google's documented behaviour):
   not lost: under focuscrawl's scheduler it goes back to the frontier (``focus/robots/held``)
   and its server is held (``HostPolicy.hold``) until the rules expire, when robots.txt is
   fetched again; at most ``FOCUS_ROBOTSTXT_HOLDS`` times in a row (as Nutch's
-  ``http.robots.503.defer.visits``), and only while the crawl has something else to do.  A
-  host that could not be reached at all (a network error, a timeout) is most often gone:
-  its requests are refused, as they are without that scheduler and in distributed mode.
+  ``http.robots.503.defer.visits``), and only while the crawl has something else to do
+  (distributed workers hold the server for the whole cluster: ``focuscrawl.distributed``).
+  A host that could not be reached at all (a network error, a timeout) is most often gone:
+  its requests are refused, as they are under Scrapy's own scheduler.
 
 Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests), for at most
 ``FOCUS_ROBOTSTXT_HOSTS`` hosts: past that the host no request has needed for longest is
@@ -70,6 +71,8 @@ ROBOTS_MAX_BYTES = 500 * 1024
 ALLOW_ALL = "allow"
 DISALLOW_ALL = "disallow"
 PARSED = "parsed"
+#: what holding a server for its robots.txt did (``RobotsTxtMiddleware._hold_server``)
+NOT_HELD, HELD_NOW, HELD_ALREADY = 0, 1, 2
 #: what a robots.txt fetch gave (:class:`Fetched`)
 RESPONSE = "response"  # an HTTP response (its status; the body if 2xx)
 ERROR = "error"  # a network error or timeout, after the retries: unreachable
@@ -256,15 +259,21 @@ class RobotsTxtMiddleware:
         """Hold the request's server until ``rules`` expire, if the scheduler can."""
         server = request.meta.get(SERVER) or self.servers.key(request.url)
         wait = max(0.0, rules.expires - self.clock())
-        policy = self.policy
-        already = policy.is_held(server)
-        if not policy.hold(server, policy.clock() + wait):
-            return False
-        if not already:  # one line a hold, not one a request
+        held = self._hold_server(server, wait)
+        if held == HELD_NOW:  # one line a hold, not one a request
             logger.info("Server %s held for %.0f s: its URLs wait for robots.txt to be fetched "
                         "again (hold %d of at most %d in a row)", server, wait, rules.failures,
                         self.max_holds)
-        return True
+        return held != NOT_HELD
+
+    def _hold_server(self, server: str, seconds: float) -> int:
+        """Hold ``server`` for ``seconds`` in this process's politeness state (FocusScheduler
+        keeps its URLs back): NOT_HELD, HELD_NOW or HELD_ALREADY (the hold extended)."""
+        policy = self.policy
+        already = policy.is_held(server)
+        if not policy.hold(server, policy.clock() + seconds):
+            return NOT_HELD
+        return HELD_ALREADY if already else HELD_NOW
 
     def disallows(self, url: str) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown).

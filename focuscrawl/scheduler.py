@@ -239,15 +239,17 @@ class FocusScheduler:
             return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
         now = policy.clock()
-        entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now))
+        held = policy.is_held if policy.held else None  # servers waiting for robots.txt
+        entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now), held)
         if entry is None:
             # Nothing is due.  Choose late, with every link parsed meanwhile: wake the engine
             # when the next server is due.  Only if that is impossible, hand out the best
             # request of a server merely waiting out its delay (the middleware holds it).
             if self._wake_when_due(now):
                 return None
+            held = policy.is_held if policy.held else None  # holds may have ended
             entry = self._pop(lambda h: policy.can_dispatch(h) and not (
-                policy.held and policy.is_held(h, now)))
+                held and held(h, now)), held)
         if entry is None:
             return None
         self._lease_seq += 1
@@ -283,7 +285,8 @@ class FocusScheduler:
         entry = self._leases.pop(lease, None) if lease is not None else None
         if entry is None:
             return
-        if not is_page(status, html):
+        page = is_page(status, html)
+        if not page:
             # no page: an error or a file the spider skips (both teach the learned order that
             # the link was not worth its fetch), a redirect to follow (its target comes back
             # as a link of its own) or a URL sent back to wait for its robots.txt (never tried)
@@ -293,7 +296,7 @@ class FocusScheduler:
                 self.store.record("failed", entry.url, learn)
             assert self.frontier is not None
             self.frontier.failed(entry.url, learn)
-        if is_page(status, html):
+        if page:
             self.pages += 1
             if self.jobdir is None or self.store is None:
                 request.meta[ORDER] = self.pages
@@ -427,7 +430,7 @@ class FocusScheduler:
             self.completion.finish(request.meta.get(LEASE))
         return failure
 
-    def _pop(self, ready: Any) -> Entry | None:
+    def _pop(self, ready: Any, held: Any) -> Entry | None:
         """frontier.pop(), journaling a batch choice (Best-N-First) the pop made, and what a
         pop that chose nothing changed."""
         frontier = self.frontier
@@ -435,8 +438,7 @@ class FocusScheduler:
         st = frontier.stats
         batches, flushes = st["batches"], st["flushes"]
         moves = st["spills"] + st["reloads"]
-        policy = self.policy
-        entry = frontier.pop(ready, self.slack, policy.is_held if policy.held else None)
+        entry = frontier.pop(ready, self.slack, held)
         if self.store is not None:
             for _ in range(st["batches"] - batches):
                 self.store.record("batch")  # Best-N-First chose a batch (maybe two)

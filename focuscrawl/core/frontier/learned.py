@@ -645,16 +645,11 @@ class Learned(Frontier):
     def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None = None
                 ) -> None:
         self._digest = digest
-        if not self._failing and url in self._fetching and url in self.scores:
-            # it failed, was queued again (a retry, a wait for its robots.txt) and is a page
-            # now: the page's label follows the error's 0, as any page's would
-            self.scores[url] = score
-            self.stats["pages"] += 1
-            if hot:
-                self.stats["pages_hot"] += 1
-            self.on_crawled(url, score, hot)
+        # a URL with a score is known, unless it failed, was queued again (a retry) and is
+        # being fetched again: then its page's label follows the error's 0, as any page's would
+        if url in self.scores and (self._failing or url not in self._fetching):
             return
-        super().crawled(url, score, hot)
+        self._record(url, score, hot)
 
     def failed(self, url: str, learn: bool = True) -> None:
         """A URL handed out gave no page: an error teaches a negative label for its link; a

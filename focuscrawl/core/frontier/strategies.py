@@ -229,6 +229,10 @@ class Frontier:
         """
         if url in self.scores:
             return
+        self._record(url, score, hot)
+
+    def _record(self, url: str, score: float, hot: bool) -> None:
+        """Count a fetched page and learn from it (:meth:`crawled`, once it is known new)."""
         self.scores[url] = score
         self.stats["pages"] += 1
         if hot:

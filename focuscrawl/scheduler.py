@@ -317,16 +317,18 @@ class FocusScheduler:
         """Ask the engine for a request again when the next waiting server is due.
 
         Servers held for their robots.txt are waited for only while the crawl has something
-        else to do; once they are all that is left, the holds end (their URLs are refused
-        while the robots.txt is still unreachable) rather than keep a finished crawl open.
+        else to do (seeds still to come included); once they are all that is left, the holds
+        end (their URLs are refused while the robots.txt is still unreachable) rather than
+        keep a finished crawl open.
         """
         policy = self.policy
         waiting = [s.next_start for s in policy.servers.values()
                    if s.next_start > now and s.pending + s.active < s.concurrency]
         holds = policy.holds(now) if policy.held else None
         if holds:
+            assert self.services is not None  # policy.held: the scheduler opened
             busy = (bool(waiting) or bool(self._leases) or pages_in_spider(self.crawler)
-                    or downloading(self.crawler))
+                    or downloading(self.crawler) or self.services.seeds_pending)
             if busy:
                 waiting.extend(holds)
             else:

@@ -125,6 +125,9 @@ class FocusServices:
         #: this crawl continues a JOBDIR's earlier run (set by the scheduler when it loads the
         #: JOBDIR; the feed storage then appends instead of overwriting)
         self.resumed = False
+        #: the spider's start() may still yield seeds (``SeedsPendingMiddleware``): servers
+        #: held for their robots.txt are waited for meanwhile
+        self.seeds_pending = False
 
     @classmethod
     def from_crawler(cls: type[_S], crawler: Crawler) -> _S:

@@ -301,6 +301,9 @@ FEED_EXPORTERS = {"jsonlines": "focuscrawl.feeds.SafeJsonLinesExporter",
 SPIDER_MIDDLEWARES |= {
     # outermost: sees every outlink and item of a page, so "done" is journaled after them all
     "focuscrawl.middlewares.journal.PageCompletionMiddleware": 1,
+    # near the engine: while the spider's start() may still yield seeds, servers held for
+    # their robots.txt are waited for (the holds end only once nothing else is left)
+    "focuscrawl.middlewares.start.SeedsPendingMiddleware": 2,
 }
 
 # -- Safety: what is never fetched, and bounded downloads (focuscrawl.middlewares.safety) -----

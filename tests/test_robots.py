@@ -36,7 +36,9 @@ from focuscrawl.middlewares.robots import (
     robots_key,
     robots_url,
 )
+from focuscrawl.middlewares.start import SeedsPendingMiddleware
 from focuscrawl.services import FocusServices
+from spiders.topic import TopicSpider
 
 from .conftest import SERVICES, crawl, project_settings
 
@@ -517,3 +519,67 @@ async def test_a_page_waits_for_a_robots_txt_that_comes_back(proxy_to, caplog, s
     held = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Server ")]
     assert len(held) == 1 and FLAKY_HOST in held[0] and "hold 1 of at most 3" in held[0]
     assert seeds[0] in {i["url"] for i in result.items} and len(result.items) == 10
+
+
+class SlowSeedsSpider(TopicSpider):
+    """A seed source slower than a robots.txt's 503: each seed after the first comes only
+    once the first one's fate is known (its page parsed, or its request refused)."""
+
+    name = "slowseeds"
+
+    async def start(self):
+        first = True
+        async for request in super().start():
+            if not first:
+                for _ in range(600):  # at most 30 s: a clear failure, not a hang
+                    if self.pages or self.crawler.stats.get_value("focus/robots/unreachable"):
+                        break
+                    await asyncio.sleep(0.05)
+            first = False
+            yield request
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_held_server_waits_for_seeds_still_to_come(proxy_to):
+    """The first seed's robots.txt answers 503 once; the second seed comes only after the first
+    one is settled.  While a seed may still come, the held server is not all that is left: its
+    hold runs its course and its page is fetched after the second robots.txt.  Ending the holds
+    at once (the code before SeedsPendingMiddleware) refused that page for good."""
+    config = {"hosts": {FLAKY_HOST: {"robots_failures": 1}}}
+    with ServerProcess(pages=FLAKY_PAGES, config=config) as srv:
+        proxy_to(srv)
+        settings = project_settings(FOCUS_DELAY=0.1, RETRY_TIMES=0, FOCUS_MAX_PAGES=50,
+                                    FOCUS_ROBOTSTXT_ERROR_TTL=1)
+        seeds = [srv.url(FLAKY_HOST, "/a.html"), srv.url(STEADY_HOST, "/index.html")]
+        result = await crawl(settings, spider=SlowSeedsSpider, keywords="alpha",
+                             seeds=",".join(seeds))
+        rows = srv.read_log()
+    flaky = [(r["path"], r["status"]) for r in rows if r["host"] == FLAKY_HOST]
+    assert flaky == [("/robots.txt", 503), ("/robots.txt", 200), ("/a.html", 200)]
+    assert "focus/robots/holds_ended" not in result.stats
+    assert result.stats.get("focus/robots/unreachable") is None
+    assert seeds[0] in {i["url"] for i in result.items} and len(result.items) == 10
+
+
+@pytest_twisted.ensureDeferred
+async def test_seeds_are_pending_until_start_is_exhausted_or_fails() -> None:
+    crawler = get_crawler(settings_dict=SERVICES)
+    services = FocusServices.of(crawler)
+    middleware = SeedsPendingMiddleware.from_crawler(crawler)
+    seen: list[bool] = []
+
+    async def seeds(fail: bool):
+        for url in ("https://a.test/", "https://b.test/"):
+            seen.append(services.seeds_pending)
+            yield Request(url)
+        if fail:
+            raise ValueError("the seed source broke")
+
+    assert not services.seeds_pending  # no start() read yet: nothing to wait for
+    assert [r.url async for r in middleware.process_start(seeds(False))] == [
+        "https://a.test/", "https://b.test/"]
+    assert seen == [True, True] and not services.seeds_pending
+    with pytest.raises(ValueError):
+        async for _ in middleware.process_start(seeds(True)):
+            assert services.seeds_pending
+    assert not services.seeds_pending

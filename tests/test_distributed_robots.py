@@ -359,3 +359,33 @@ def test_a_held_server_waits_cluster_wide_until_nothing_else_is_left(redis_serve
     assert f.status()["holds_ended"] == 1
     assert hosts.hold("held.test", 600) == 0  # not held again: it would hold the same URLs
     assert hosts.hold("other.test", 600) == 1  # a server failing later is
+
+
+def test_a_held_server_waits_while_a_live_worker_may_still_yield_seeds(redis_server):
+    """POP ends holds only once no live worker's seeds are still to come: while one says they
+    are (its last POP), every worker finds the hold standing; a worker that died with seeds
+    pending holds nothing back."""
+    from focuscrawl.core.frontier import Link
+
+    from .test_distributed import frontier_for
+
+    client = redis_server.client()
+    w0 = frontier_for(client, "seeding:", "w0")
+    w1 = frontier_for(client, "seeding:", "w1")
+    hosts = RedisHosts(client, "seeding:", "w0")
+    w0.add(Link("http://held.test/a", host="held.test"))
+    assert hosts.hold("held.test", 600) == 1
+    assert w0.pop(seeding=True) is None and w0.wait is None  # w0's seeds are still coming
+    assert w1.pop() is None and w1.wait is None  # ... for the whole cluster
+    assert w0.pop() is None and w0.wait is not None  # w0's seeds all came: the hold ends
+    lease, entry = w1.pop()
+    assert entry.url == "http://held.test/a" and w1.status()["holds_ended"] == 1
+    w1.downloaded(lease, False)  # refused: its robots.txt is still unreachable
+    w1.settle([lease])
+
+    w1.add(Link("http://late.test/b", host="late.test"))
+    assert hosts.hold("late.test", 600) == 1
+    assert w0.pop(seeding=True) is None and w0.wait is None
+    client.delete("seeding:w:w0")  # w0 dies (its alive key expires) with seeds pending
+    assert w1.pop() is None and w1.wait is not None  # its seeds are not coming: the hold ends
+    assert w1.pop()[1].url == "http://late.test/b"

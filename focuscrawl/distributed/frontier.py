@@ -197,8 +197,11 @@ class RedisFrontier:
         return int(self.client.hget(self.prefix + "c", "entries") or 0)
 
     # -- leases ------------------------------------------------------------------------------
-    def pop(self, *, late: bool = False) -> tuple[int, Entry] | None:
+    def pop(self, *, late: bool = False, seeding: bool = False) -> tuple[int, Entry] | None:
         """Lease the next URL to this worker, or None (nothing ready, or no budget left).
+
+        ``seeding``: this worker's spider may still yield seeds, so held servers are waited
+        for (POP ends holds only once no live worker says so).
 
         ``late``: only from a server that is due now; when the best free server is still
         waiting out its delay, None, with :attr:`wait` set to the seconds until it is due (the
@@ -206,7 +209,7 @@ class RedisFrontier:
         idle worker: the URL goes to whichever is first, not always to the last one busy).
         """
         self.wait = None
-        reply = self._run("POP", self.worker, int(late))
+        reply = self._run("POP", self.worker, int(late), int(seeding))
         if not reply or reply[0] == b"budget":
             return None
         if reply[0] == b"wait":

@@ -13,7 +13,8 @@ instead of fetching; while the lease is held they poll for the entry every
 and passes its Crawl-delay on as before.  Within a worker, requests for one host still share
 one load (the parent class's futures).  A server whose robots.txt answered 5xx/429 is held for
 the whole cluster (``RedisHosts.hold``): its URLs go back to Redis and wait there, and POP ends
-the holds once nothing is leased anywhere and nothing else can be handed out.
+the holds once nothing is leased anywhere, no live worker's spider may still yield seeds and
+nothing else can be handed out.
 """
 
 from __future__ import annotations

@@ -276,7 +276,8 @@ class RedisFocusScheduler:
             return None  # the links found so far first: the tick tries again
         can_wake = self.waker.can_wake()
         try:
-            got = self.link.call(lambda: self.frontier.pop(late=can_wake))
+            seeding = self.services is not None and self.services.seeds_pending
+            got = self.link.call(lambda: self.frontier.pop(late=can_wake, seeding=seeding))
         except Unavailable:
             return None
         self._asked = time.monotonic()

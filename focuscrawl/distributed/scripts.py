@@ -40,6 +40,7 @@ Key layout under the prefix ``P``:
                                 delay ms), conc (1 once slow), started, hold (ms: held until,
                                 its robots.txt answered 5xx/429)
 ``held`` / ``released``  SET    servers held now / whose hold POP ended early (not held again)
+``seeding``              SET    workers whose spider may still yield seeds (as of their last POP)
 ``hs:<host>``            HASH   the server's slots: token -> worker|p (pending) or
                                 worker|a|<start ms> (active); a dead worker's pending slot no
                                 longer counts, its active one not once hold_ms (the download
@@ -577,7 +578,8 @@ crawled(ARGV[2], ARGV[3], ARGV[4] == '1')
 return 1
 """
 
-#: ARGV: P, worker, late ('1': only a due server).  The best URL among servers with a free
+#: ARGV: P, worker, late ('1': only a due server), seeding ('1': the worker's spider may still
+#: yield seeds).  The best URL among servers with a free
 #: slot, due ones first, within the MAX_PAGES budget; reserves its server slot, marks it seen
 #: and leases it to the worker.  Returns {lease, url, host, score, depth, parent, anchor,
 #: payload}, {'budget'}, {'wait', ms} (late and the best free server is not due yet) or nil.
@@ -585,11 +587,21 @@ POP = PRELUDE + CHECK + r"""
 local wid = ARGV[2]
 local late = ARGV[3] == '1'
 if not touch(wid) then return nil end
+if ARGV[4] == '1' then
+  redis.call('SADD', P .. 'seeding', wid)
+else
+  redis.call('SREM', P .. 'seeding', wid)
+end
 -- held servers (HOST_HOLD) are waited for only while the crawl has something else to do: with
--- nothing leased anywhere, their holds end and those servers are not held again (their URLs
--- go out and are refused while robots.txt is still unreachable)
+-- nothing leased anywhere and no live worker's seeds still to come, their holds end and those
+-- servers are not held again (their URLs go out and are refused while robots.txt is still
+-- unreachable)
 local function end_holds()
   if cnt('inflight') > 0 then return false end
+  for _, w in ipairs(redis.call('SMEMBERS', P .. 'seeding')) do
+    if alive(w) then return false end
+    redis.call('SREM', P .. 'seeding', w)  -- a dead worker's seeds are not coming
+  end
   local n = 0
   for _, host in ipairs(redis.call('SMEMBERS', P .. 'held')) do
     if held(host) then

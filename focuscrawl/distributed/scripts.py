@@ -579,10 +579,10 @@ return 1
 """
 
 #: ARGV: P, worker, late ('1': only a due server), seeding ('1': the worker's spider may still
-#: yield seeds).  The best URL among servers with a free
-#: slot, due ones first, within the MAX_PAGES budget; reserves its server slot, marks it seen
-#: and leases it to the worker.  Returns {lease, url, host, score, depth, parent, anchor,
-#: payload}, {'budget'}, {'wait', ms} (late and the best free server is not due yet) or nil.
+#: yield seeds).  The best URL among servers with a free slot, due ones first, within the
+#: MAX_PAGES budget; reserves its server slot, marks it seen and leases it to the worker.
+#: Returns {lease, url, host, score, depth, parent, anchor, payload}, {'budget'}, {'wait', ms}
+#: (late and the best free server is not due yet) or nil.
 POP = PRELUDE + CHECK + r"""
 local wid = ARGV[2]
 local late = ARGV[3] == '1'

@@ -597,7 +597,8 @@ end
 -- servers are not held again (their URLs go out and are refused while robots.txt is still
 -- unreachable)
 local function end_holds()
-  if cnt('inflight') > 0 then return false end
+  if HOLDS == nil then HOLDS = redis.call('EXISTS', P .. 'held') == 1 end
+  if not HOLDS or cnt('inflight') > 0 then return false end  -- none held: nothing to look at
   for _, w in ipairs(redis.call('SMEMBERS', P .. 'seeding')) do
     if alive(w) then return false end
     redis.call('SREM', P .. 'seeding', w)  -- a dead worker's seeds are not coming

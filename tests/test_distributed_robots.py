@@ -35,7 +35,7 @@ from focuscrawl.distributed.frontier import RedisFrontier
 from focuscrawl.distributed.hosts import RedisHosts
 from focuscrawl.distributed.robots import RedisRobotsTxtMiddleware
 from focuscrawl.distributed.robotscache import RedisRobotsCache, SharedRobots
-from focuscrawl.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware
+from focuscrawl.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware, RobotsWait
 from focuscrawl.services import FocusServices
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
@@ -173,6 +173,48 @@ async def test_an_unreachable_robots_txt_is_shared_with_the_error_ttl(redis_serv
         assert b._rules[KEY].kind == DISALLOW_ALL
         assert b._rules[KEY].expires - b.clock() == pytest.approx(600, abs=5)
         assert 595_000 < redis_server.client().pttl(prefix + "rb:" + KEY) <= 600_000
+
+    await as_deferred(scenario())
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_holds_in_a_row_are_counted_for_the_whole_cluster(redis_server) -> None:
+    """FOCUS_ROBOTSTXT_HOLDS=2: robots.txt answers 503 and the entry expires at once; the two
+    workers take turns to fetch it.  The third fetch in a row is past the limit whichever
+    worker makes it (counted per worker, a's second fetch would be its own second: held
+    again); an answer that is not 5xx starts the count again."""
+    async def scenario() -> None:
+        prefix = "rholds:"
+        client = redis_server.client()
+        down = {"FOCUS_ROBOTSTXT_HOLDS": 2, "RETRY_ENABLED": False,
+                "FOCUS_ROBOTSTXT_ERROR_TTL": 0.05}
+        a = worker_mw(redis_server.url, prefix, FakeEngine(b"busy", status=503), **down)
+        b = worker_mw(redis_server.url, prefix, FakeEngine(b"busy", status=503), **down)
+
+        async def turn(mw: RobotsTxtMiddleware) -> str:
+            own = mw._rules.get(KEY)
+            while client.exists(prefix + "rb:" + KEY) or own and own.expires > mw.clock():
+                await asyncio.sleep(0.01)  # the cluster's entry and the worker's rules expire
+            try:
+                await mw.process_request(Request("http://a.test/x.html"))
+            except RobotsWait:
+                return "held"
+            except IgnoreRequest:
+                return "refused"
+            return "allowed"
+
+        assert [await turn(a), await turn(b), await turn(a)] == ["held", "held", "refused"]
+        assert a.crawler.engine.calls == ["http://a.test/robots.txt"] * 2
+        assert b.crawler.engine.calls == ["http://a.test/robots.txt"]
+        assert (a._rules[KEY].failures, b._rules[KEY].failures) == (3, 2)
+        assert client.hget(prefix + "rb:" + KEY, "f") == b"3"
+        b.crawler.engine.status = 404  # the server answers again: no rules, and no count
+        assert await turn(b) == "allowed"
+        assert not client.exists(prefix + "rf:" + KEY)
+        a.crawler.engine.status = 503
+        a._rules[KEY].expires = a.clock()  # a's own rules expire too: it reads b's entry ...
+        assert await a.process_request(Request("http://a.test/y.html")) is None
+        assert len(a.crawler.engine.calls) == 2  # ... and fetches nothing
 
     await as_deferred(scenario())
 

@@ -14,7 +14,9 @@ and passes its Crawl-delay on as before.  Within a worker, requests for one host
 one load (the parent class's futures).  A server whose robots.txt answered 5xx/429 is held for
 the whole cluster (``RedisHosts.hold``): its URLs go back to Redis and wait there, and POP ends
 the holds once nothing is leased anywhere, no live worker's spider may still yield seeds and
-nothing else can be handed out.
+nothing else can be handed out.  ``FOCUS_ROBOTSTXT_HOLDS`` counts the cluster's fetches in a
+row that answered 5xx/429 (kept in Redis beside the shared outcome), whichever worker made
+them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import IgnoreRequest
 
-from ..middlewares.robots import NOT_HELD, Fetched, RobotsTxtMiddleware, Rules
+from ..middlewares.robots import NOT_HELD, RESPONSE, Fetched, RobotsTxtMiddleware, Rules
 from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 
@@ -61,7 +63,8 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
                 got = False
             if isinstance(got, SharedRobots):  # fetched by the cluster: this worker's rules
                 self.stats.inc_value("focus/robots/shared")
-                return self._apply(key, url, Fetched(got.kind, got.status, got.body), got.ttl)
+                return self._apply(key, url, Fetched(got.kind, got.status, got.body), got.ttl,
+                                   got.failures)
             if got:  # this worker holds the lease: it fetches
                 break
             if not waited:
@@ -77,9 +80,11 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
             raise
         keeper.cancel()
         ttl = self.ttl_of(fetched)
-        self._quietly(f"robots.txt of {key} not shared", self.shared.store, key, fetched.kind,
-                      fetched.status, fetched.body, ttl)
-        return self._apply(key, url, fetched, ttl)
+        failed = fetched.kind == RESPONSE and fetched.unreachable  # answered 5xx/429
+        failures = self._quietly(f"robots.txt of {key} not shared", self.shared.store, key,
+                                 fetched.kind, fetched.status, fetched.body, ttl, failed,
+                                 self.ttl)
+        return self._apply(key, url, fetched, ttl, failures)  # Redis away: this worker's count
 
     def _hold_server(self, server: str, seconds: float) -> int:
         """Hold the server for the whole cluster (``RedisHosts.hold``: POP hands out none of its

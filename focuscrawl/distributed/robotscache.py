@@ -6,7 +6,9 @@ fetches it like any request -- through the cluster-wide server slot, spaced by t
 delay (``focuscrawl.distributed.politeness``).  It then stores the raw outcome in
 ``rb:<robots key>`` (the file and its status, or "unreachable"), expiring after
 ``FOCUS_ROBOTSTXT_TTL`` (``FOCUS_ROBOTSTXT_ERROR_TTL`` for unreachable: disallow all until
-then), and gives the lease back.  Every other worker reads that entry instead of fetching; one
+then), and gives the lease back.  A 5xx/429 answer also counts one more failed fetch in a row
+for the cluster (``rf:<robots key>``), so ``FOCUS_ROBOTSTXT_HOLDS`` bounds the holds of the
+whole cluster, not of each worker.  Every other worker reads that entry instead of fetching; one
 that finds the lease taken waits for the entry, and takes the lease itself if it expires first
 (the fetching worker died or froze).  Each worker parses the shared file itself.
 """
@@ -28,6 +30,7 @@ class SharedRobots:
     status: int
     body: bytes
     ttl: float  # seconds it still holds
+    failures: int = 0  # the cluster's fetches in a row that the server answered 5xx/429
 
 
 class RedisRobotsCache:
@@ -46,22 +49,25 @@ class RedisRobotsCache:
         what = got[0].decode()
         if what == "entry":
             kind, status, body, left = got[1].decode(), int(got[2]), got[3], int(got[4])
-            return SharedRobots(kind, status, body, max(0, left) / 1000.0)
+            return SharedRobots(kind, status, body, max(0, left) / 1000.0, int(got[5]))
         return what == "fetch"
 
     def renew(self, key: str, lease: float) -> bool:
         """Extend this worker's lease while its fetch lasts; False if the lease is gone."""
         return bool(self._renew(args=[self.prefix, self.worker, key, _ms(lease)]))
 
-    def store(self, key: str, kind: str, status: int, body: bytes, ttl: float) -> None:
+    def store(self, key: str, kind: str, status: int, body: bytes, ttl: float,
+              failed: bool = False, keep: float = 86400.0) -> int:
         """The fetch's outcome, for every worker during ``ttl`` seconds; the lease is given
-        back."""
-        self._store(args=[self.prefix, self.worker, key, kind, status, body, _ms(ttl)])
+        back.  ``failed``: the server answered 5xx/429; the cluster's count of such fetches in
+        a row (kept ``keep`` seconds) goes up, any other outcome sets it to 0.  Returns it."""
+        return int(self._store(args=[self.prefix, self.worker, key, kind, status, body,
+                                     _ms(ttl), int(failed), _ms(keep)]))
 
     def release(self, key: str) -> None:
         """Give the lease back without an outcome (the fetch was aborted): another worker
         fetches."""
-        self._store(args=[self.prefix, self.worker, key, "", 0, b"", 1])
+        self._store(args=[self.prefix, self.worker, key, "", 0, b"", 1, 0, 1])
 
     def entry(self, key: str) -> dict[str, bytes]:
         """The stored entry as it is in Redis (for tests and inspection)."""

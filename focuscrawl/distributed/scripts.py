@@ -925,8 +925,10 @@ return 1
 ROBOTS_CLAIM = PRELUDE + CHECK + r"""
 local wid, rk = ARGV[2], ARGV[3]
 local ek = P .. 'rb:' .. rk
-local v = redis.call('HMGET', ek, 'k', 's', 'b')
-if v[1] then return {'entry', v[1], v[2] or '0', v[3] or '', redis.call('PTTL', ek)} end
+local v = redis.call('HMGET', ek, 'k', 's', 'b', 'f')
+if v[1] then
+  return {'entry', v[1], v[2] or '0', v[3] or '', redis.call('PTTL', ek), v[4] or '0'}
+end
 if not touch(wid) then return {'wait'} end
 local lk = P .. 'rl:' .. rk
 local holder = redis.call('GET', lk)
@@ -944,19 +946,31 @@ redis.call('PEXPIRE', lk, ARGV[4])
 return 1
 """
 
-#: ARGV: P, worker, robots key, kind, status, body, ttl_ms.  Store the fetched robots.txt for
-#: the cluster and give the lease back.  With kind '' nothing is stored (the fetch was aborted).
+#: ARGV: P, worker, robots key, kind, status, body, ttl_ms, failed, keep_ms.  Store the
+#: fetched robots.txt for the cluster and give the lease back; with kind '' nothing is stored
+#: (the fetch was aborted).  ``failed`` '1': the server answered 5xx/429, one more such fetch in
+#: a row for the whole cluster (``rf:<robots key>``, kept ``keep_ms`` past this fetch, stored in
+#: the entry as ``f``: FOCUS_ROBOTSTXT_HOLDS counts the cluster's fetches, not one worker's);
+#: any other outcome starts the count again.  Returns the count.
 ROBOTS_STORE = PRELUDE + CHECK + r"""
 local wid, rk = ARGV[2], ARGV[3]
+local f = 0
 if ARGV[4] ~= '' then
+  local fk = P .. 'rf:' .. rk
+  if ARGV[8] == '1' then
+    f = redis.call('INCR', fk)
+    redis.call('PEXPIRE', fk, ARGV[9])
+  else
+    redis.call('DEL', fk)
+  end
   local ek = P .. 'rb:' .. rk
   redis.call('DEL', ek)
-  redis.call('HSET', ek, 'k', ARGV[4], 's', ARGV[5], 'b', ARGV[6])
+  redis.call('HSET', ek, 'k', ARGV[4], 's', ARGV[5], 'b', ARGV[6], 'f', f)
   redis.call('PEXPIRE', ek, ARGV[7])
 end
 local lk = P .. 'rl:' .. rk
 if redis.call('GET', lk) == wid then redis.call('DEL', lk) end
-return 1
+return f
 """
 
 #: ARGV: P.  Counters, the batch length and the live workers, as a flat list.

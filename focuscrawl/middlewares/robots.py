@@ -364,12 +364,15 @@ class RobotsTxtMiddleware:
         """How long a fetch's outcome holds: FOCUS_ROBOTSTXT_ERROR_TTL if unreachable."""
         return self.error_ttl if fetched.unreachable else self.ttl
 
-    def _apply(self, key: str, url: str, fetched: Fetched, ttl: float | None = None) -> Rules:
-        """The rules of a fetch's outcome, valid for ``ttl`` seconds (default :meth:`ttl_of`)."""
+    def _apply(self, key: str, url: str, fetched: Fetched, ttl: float | None = None,
+               failures: int | None = None) -> Rules:
+        """The rules of a fetch's outcome, valid for ``ttl`` seconds (default :meth:`ttl_of`);
+        ``failures``: the fetches in a row answered 5xx/429, counted elsewhere (a cluster's),
+        else by these rules' predecessors."""
         if ttl is None:
             ttl = self.ttl_of(fetched)
         if fetched.unreachable:
-            return self._unreachable(key, ttl, answered=fetched.kind == RESPONSE)
+            return self._unreachable(key, ttl, fetched.kind == RESPONSE, failures)
         now = self.clock()
         if fetched.kind == RESPONSE and 200 <= fetched.status < 300:
             rules = parse_robots(fetched.body, self.user_agent, now + ttl)
@@ -379,13 +382,15 @@ class RobotsTxtMiddleware:
             return rules
         return Rules(ALLOW_ALL, now + ttl)  # 3xx left over, 4xx, dropped: no rules
 
-    def _unreachable(self, key: str, ttl: float, answered: bool) -> Rules:
+    def _unreachable(self, key: str, ttl: float, answered: bool,
+                     failures: int | None = None) -> Rules:
         expires = self.clock() + ttl
         previous = self._rules.get(key)
         if previous is not None and previous.kind != DISALLOW_ALL:
             previous.expires = expires  # RFC 9309 2.4: keep using the cached copy meanwhile
             return previous
-        failures = (previous.failures if previous is not None else 0) + 1 if answered else 0
+        if failures is None:
+            failures = (previous.failures if previous is not None else 0) + 1 if answered else 0
         return Rules(DISALLOW_ALL, expires, failures=failures,
                      waits=answered and failures <= self.max_holds)
 

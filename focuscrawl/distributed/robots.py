@@ -81,9 +81,8 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
         keeper.cancel()
         ttl = self.ttl_of(fetched)
         failed = fetched.kind == RESPONSE and fetched.unreachable  # answered 5xx/429
-        failures = self._quietly(f"robots.txt of {key} not shared", self.shared.store, key,
-                                 fetched.kind, fetched.status, fetched.body, ttl, failed,
-                                 self.ttl)
+        failures = self._quietly(f"robots.txt of {key} not shared", lambda: self.shared.store(
+            key, fetched.kind, fetched.status, fetched.body, ttl, failed=failed, keep=self.ttl))
         return self._apply(key, url, fetched, ttl, failures)  # Redis away: this worker's count
 
     def _hold_server(self, server: str, seconds: float) -> int:

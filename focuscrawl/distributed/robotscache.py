@@ -56,11 +56,12 @@ class RedisRobotsCache:
         """Extend this worker's lease while its fetch lasts; False if the lease is gone."""
         return bool(self._renew(args=[self.prefix, self.worker, key, _ms(lease)]))
 
-    def store(self, key: str, kind: str, status: int, body: bytes, ttl: float,
-              failed: bool = False, keep: float = 86400.0) -> int:
+    def store(self, key: str, kind: str, status: int, body: bytes, ttl: float, *,
+              failed: bool = False, keep: float = 0.0) -> int:
         """The fetch's outcome, for every worker during ``ttl`` seconds; the lease is given
         back.  ``failed``: the server answered 5xx/429; the cluster's count of such fetches in
-        a row (kept ``keep`` seconds) goes up, any other outcome sets it to 0.  Returns it."""
+        a row goes up and lasts ``keep`` seconds past this fetch; any other outcome sets it
+        to 0.  Returns it."""
         return int(self._store(args=[self.prefix, self.worker, key, kind, status, body,
                                      _ms(ttl), int(failed), _ms(keep)]))
 

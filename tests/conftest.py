@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,18 @@ import pytest
 from scrapy import signals
 from scrapy.crawler import CrawlerRunner
 from scrapy.settings import Settings
+
+#: proxy variables of the shell that runs the tests (say, the README's hand crawl exported
+#: http_proxy): the tests reach only the loopback servers they start, and the tests that need
+#: a proxy set their own
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
+                   "ALL_PROXY")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any fixture starts a server or a subprocess (each inherits the environment)."""
+    for name in PROXY_VARIABLES:
+        os.environ.pop(name, None)
 
 
 def project_settings(**overrides: Any) -> Settings:

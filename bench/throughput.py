@@ -57,12 +57,12 @@ import scrapy
 from scrapy import signals
 from scrapy.http import TextResponse
 
-from focuscrawl.records import is_html, is_page
+from focuscrawl.seam.records import is_html, is_page
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
-            "https": "focuscrawl.replay.ReplayDownloadHandler"}
+HANDLERS = {"http": "focuscrawl.seam.replay.ReplayDownloadHandler",
+            "https": "focuscrawl.seam.replay.ReplayDownloadHandler"}
 TOPIC = "thread lock concurrency"
 KINDS = ("plain", "focuscrawl", "focuscrawl-learned", "focuscrawl-learned-any",
          "focuscrawl-learned-stay", "focuscrawl-strict")

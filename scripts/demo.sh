@@ -31,7 +31,7 @@ export http_proxy=$proxy https_proxy=$proxy
     -s FOCUS_DELAY=0.05 -s LOG_LEVEL=WARNING -O output/demo.jsonl
 
 echo
-.venv/bin/python -m focuscrawl.report output/demo.jsonl --relevant 0.1
+.venv/bin/python -m focuscrawl.evaluation.report output/demo.jsonl --relevant 0.1
 echo
 echo "demo: the pages are in output/demo.jsonl (one JSON object per line);"
 echo "demo: the server's access log is output/demo-access.log"

@@ -20,7 +20,7 @@ DOWNLOAD_TIMEOUT = 10
 RETRY_TIMES = 1
 REDIRECT_MAX_TIMES = 10
 LOG_LEVEL = "INFO"
-COMMANDS_MODULE = "focuscrawl.commands"  # scrapy crawl exits 1 when the crawl cannot start
+COMMANDS_MODULE = "focuscrawl.seam.commands"  # scrapy crawl exits 1 when the crawl cannot start
 # Per-server limits are enforced by FocusScheduler + PolitenessMiddleware; Scrapy's own slots
 # must never be the bottleneck (nor the only guard: it was seen exceeding them).
 CONCURRENT_REQUESTS = 32
@@ -33,22 +33,22 @@ CONCURRENT_ITEMS = 16
 DOWNLOAD_DELAY = 0
 AUTOTHROTTLE_ENABLED = False
 
-SCHEDULER = "focuscrawl.scheduler.FocusScheduler"
+SCHEDULER = "focuscrawl.seam.scheduler.FocusScheduler"
 EXTENSIONS = {
     # required: the parts the scheduler and the middlewares share (per-server politeness state,
     # page completion, robots.txt rules, directory statistics), built once per crawl, before
     # them; FocusScheduler refuses to start without it, a middleware fails to build
-    "focuscrawl.services.FocusServices": 0,
+    "focuscrawl.seam.services.FocusServices": 0,
     # a focus line every LOGSTATS_INTERVAL (pages/MAX_PAGES, harvest, hot, queued, servers,
     # ETA) and a summary line at the end; FOCUS_LOGSTATS = False switches it off
-    "focuscrawl.logstats.FocusLogStats": 0,
+    "focuscrawl.seam.watch.logstats.FocusLogStats": 0,
 }
 FOCUS_LOGSTATS = True
 
 FEED_EXPORT_ENCODING = "utf-8"
 
 ITEM_PIPELINES = {
-    "focuscrawl.pipelines.MinScorePipeline": 100,
+    "focuscrawl.seam.output.pipelines.MinScorePipeline": 100,
 }
 
 # -- The topic and the crawl ---------------------------------------------------------------
@@ -176,10 +176,10 @@ FOCUS_HUB = None  # prior weight of a parent's hub evidence (how relevant its fe
 #                   were); 0: off; None: 1.0 with examples, else 0.  Off, no parent page is
 #                   kept for it (~50 bytes a page fetched on a long crawl)
 
-# -- Politeness (focuscrawl.core.frontier.hosts + focuscrawl.middlewares.politeness) -------------
+# -- Politeness (focuscrawl.core.frontier.hosts + focuscrawl.seam.middlewares.politeness) ----------
 FOCUS_SERVER_KEY = "host"  # a "server" is a host name, or "ip" to group hosts by address (looked
 #                            up by the reactor's resolver before a request is scheduled:
-#                            focuscrawl.servers, focuscrawl.middlewares.addresses)
+#                            focuscrawl.seam.servers, focuscrawl.seam.middlewares.addresses)
 FOCUS_CONCURRENCY_PER_SERVER = 1  # requests in flight per server
 FOCUS_DELAY = 1.0  # seconds between request starts on one server
 FOCUS_ROUND_ROBIN = 0  # >0: WebBase's hashed queues, read one URL per queue in turn
@@ -201,16 +201,16 @@ FOCUS_GC_THRESHOLD = 10_000  # allocations between collections of the youngest o
 
 DOWNLOADER_MIDDLEWARES = {
     # holds a request right before its download; sees every outcome on the way back before any
-    # middleware can turn it into a redirect or retry: see focuscrawl.middlewares.politeness
-    "focuscrawl.middlewares.politeness.PolitenessMiddleware": 950,
+    # middleware can turn it into a redirect or retry: see focuscrawl.seam.middlewares.politeness
+    "focuscrawl.seam.middlewares.politeness.PolitenessMiddleware": 950,
     # above RetryMiddleware, so failures are recorded too (off unless FOCUS_WARC is set)
-    "focuscrawl.warc.WarcRecorder": 990,
+    "focuscrawl.seam.output.warc.WarcRecorder": 990,
     # FOCUS_SERVER_KEY = "ip" only: a redirect target's host resolved before RedirectMiddleware
-    # (600) schedules it: see focuscrawl.middlewares.addresses
-    "focuscrawl.middlewares.addresses.RedirectAddressMiddleware": 610,
+    # (600) schedules it: see focuscrawl.seam.middlewares.addresses
+    "focuscrawl.seam.middlewares.addresses.RedirectAddressMiddleware": 610,
 }
 
-# -- robots.txt (focuscrawl.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it) ---------
+# -- robots.txt (focuscrawl.seam.middlewares.robots; FOCUS_ROBOTSTXT_OBEY above switches it) -------
 FOCUS_ROBOTSTXT_TTL = 86400.0  # seconds a fetched robots.txt is trusted (RFC 9309: 24 h)
 FOCUS_ROBOTSTXT_ERROR_TTL = 600.0  # robots.txt 5xx/429/network error: disallow the host this
 #                                    long, then fetch again (RFC 9309 and Google: unreachable
@@ -234,8 +234,8 @@ FOCUS_ROBOTSTXT_HOSTS = 10_000  # hosts whose rules are kept (1-2 KB each); past
 # (focuscrawl.distributed.robots; the lease uses FOCUS_REDIS_WORKER_TTL and FOCUS_REDIS_POLL)
 # (the FOCUS_REDIS_* settings, FOCUS_REDIS_OUTAGE_TIMEOUT included, are in settings/distributed.py)
 
-# -- Crawl hygiene: traps and junk (focuscrawl.middlewares.filters, focuscrawl.core.traps) ---
-# trap and junk filters on outlinks (focuscrawl.middlewares.filters.LinkFilterMiddleware)
+# -- Crawl hygiene: traps and junk (focuscrawl.seam.middlewares.filters, focuscrawl.core.traps) ---
+# trap and junk filters on outlinks (focuscrawl.seam.middlewares.filters.LinkFilterMiddleware)
 FOCUS_FILTERS_ENABLED = True  # False switches every outlink filter below off at once
 FOCUS_FILTER_SCHEMES = True  # drop mailto:, javascript:, file:, data:, ... (only http(s) fetched)
 FOCUS_FILTER_CGI = True  # drop /cgi-bin/ URLs: WebBase's rule against generated page sets
@@ -254,7 +254,7 @@ FOCUS_IRRELEVANT_DIRS = False  # stop fetching a directory that proved irrelevan
 FOCUS_IRRELEVANT_DIR_PAGES = 25  # ... once more than this many of its pages were fetched
 FOCUS_IRRELEVANT_DIR_SHARE = 0.9  # ... and at least this share scored < FOCUS_RELEVANT_SCORE
 
-# -- Fetch rules of Pant et al. (focuscrawl.middlewares.fetchrules; DOWNLOAD_TIMEOUT above) ---
+# -- Fetch rules of Pant et al. (focuscrawl.seam.middlewares.fetchrules; DOWNLOAD_TIMEOUT above) ---
 FOCUS_MAX_PAGE_BYTES = 100 * 1024  # keep the first 100 KB of a page; longer pages are truncated
 #                                    (flag "truncated") and still scored, not dropped (0: off)
 FOCUS_FETCH_HTML_ONLY = True  # stop a download at its headers if its Content-Type is not HTML
@@ -263,21 +263,21 @@ FOCUS_FETCH_TYPES = ["text/html", "application/xhtml+xml"]  # what FOCUS_FETCH_H
 DOWNLOADER_MIDDLEWARES |= {
     # trap rules for redirect targets, and queued URLs of a directory rejected meanwhile,
     # before robots.txt is even asked
-    "focuscrawl.middlewares.filters.GateMiddleware": 60,
+    "focuscrawl.seam.middlewares.filters.GateMiddleware": 60,
     # our robots.txt (Scrapy's RobotsTxtMiddleware at 100 stays off: ROBOTSTXT_OBEY = False)
-    "focuscrawl.middlewares.robots.RobotsTxtMiddleware": 105,
+    "focuscrawl.seam.middlewares.robots.RobotsTxtMiddleware": 105,
     # after retries and decompression on the way back: final statuses, decoded bodies
-    "focuscrawl.middlewares.fetchrules.FetchRulesMiddleware": 540,
+    "focuscrawl.seam.middlewares.fetchrules.FetchRulesMiddleware": 540,
 }
 SPIDER_MIDDLEWARES = {
     # on the spider's output before Scrapy's own (depth, URL length): outlinks never queued
-    "focuscrawl.middlewares.filters.LinkFilterMiddleware": 950,
+    "focuscrawl.seam.middlewares.filters.LinkFilterMiddleware": 950,
     # FOCUS_SERVER_KEY = "ip" only: seeds' and outlinks' hosts resolved (never on the reactor
     # thread) before the link filter's per-server cap and the scheduler ask for their server
-    "focuscrawl.middlewares.addresses.ServerAddressMiddleware": 960,
+    "focuscrawl.seam.middlewares.addresses.ServerAddressMiddleware": 960,
 }
 
-# -- Persistence: JOBDIR and the output (focuscrawl.jobdir, focuscrawl.feeds) -----------------
+# -- Persistence: JOBDIR and the output (focuscrawl.seam.persistence, focuscrawl.seam.output) ---
 # With JOBDIR the crawl state lives in JOBDIR/focus_state.sqlite (focuscrawl.core.frontier.stores):
 # a snapshot plus a journal, so the same command resumes after Ctrl-C *or* kill -9.  Give the
 # output as `-o FILE.jsonl` (or -O: a resumed crawl appends anyway); a file name with %(time)s
@@ -293,20 +293,20 @@ FOCUS_JOURNAL_MAX_OPEN = 0  # pages handed out and not yet done (0: CONCURRENT_R
 #                            spider lags behind the downloads
 FOCUS_FEED_FSYNC = False  # fsync the JSON-lines output after each line: only power cuts need it
 # JSON-lines feeds written whole-line-per-write, torn tail cut and duplicates skipped on resume
-FEED_STORAGES = {"": "focuscrawl.feeds.SafeFileFeedStorage",
-                 "file": "focuscrawl.feeds.SafeFileFeedStorage"}
-FEED_EXPORTERS = {"jsonlines": "focuscrawl.feeds.SafeJsonLinesExporter",
-                  "jsonl": "focuscrawl.feeds.SafeJsonLinesExporter",
-                  "jl": "focuscrawl.feeds.SafeJsonLinesExporter"}
+FEED_STORAGES = {"": "focuscrawl.seam.output.feeds.SafeFileFeedStorage",
+                 "file": "focuscrawl.seam.output.feeds.SafeFileFeedStorage"}
+FEED_EXPORTERS = {"jsonlines": "focuscrawl.seam.output.feeds.SafeJsonLinesExporter",
+                  "jsonl": "focuscrawl.seam.output.feeds.SafeJsonLinesExporter",
+                  "jl": "focuscrawl.seam.output.feeds.SafeJsonLinesExporter"}
 SPIDER_MIDDLEWARES |= {
     # outermost: sees every outlink and item of a page, so "done" is journaled after them all
-    "focuscrawl.middlewares.journal.PageCompletionMiddleware": 1,
+    "focuscrawl.seam.middlewares.journal.PageCompletionMiddleware": 1,
     # near the engine: while the spider's start() may still yield seeds, servers held for
     # their robots.txt are waited for (the holds end only once nothing else is left)
-    "focuscrawl.middlewares.start.SeedsPendingMiddleware": 2,
+    "focuscrawl.seam.middlewares.start.SeedsPendingMiddleware": 2,
 }
 
-# -- Safety: what is never fetched, and bounded downloads (focuscrawl.middlewares.safety) -----
+# -- Safety: what is never fetched, and bounded downloads (focuscrawl.seam.middlewares.safety) -----
 # Safe defaults: only http(s); no private addresses reached through links; bounded downloads
 FOCUS_BLOCK_PRIVATE = "auto"  # refuse loopback/private/link-local hosts and local names: True,
 #                               False, or auto = on unless a seed is itself private (intranet or
@@ -319,17 +319,17 @@ FOCUS_DROP_BINARY = True  # drop a body declared HTML that is binary (images, ar
 #                           a wrong Content-Type) instead of scoring mojibake
 DOWNLOADER_MIDDLEWARES |= {
     # before robots.txt is fetched for such a host
-    "focuscrawl.middlewares.safety.PrivateAddressMiddleware": 50,
+    "focuscrawl.seam.middlewares.safety.PrivateAddressMiddleware": 50,
     # on the way back after decompression and truncation (fetch rules at 540)
-    "focuscrawl.middlewares.safety.BinaryBodyMiddleware": 535,
+    "focuscrawl.seam.middlewares.safety.BinaryBodyMiddleware": 535,
 }
 
-# -- Record and replay (focuscrawl.warc, focuscrawl.replay) ---------------------------------
+# -- Record and replay (focuscrawl.seam.output.warc, focuscrawl.seam.replay) -----------------
 FOCUS_WARC = ""  # record every download into this WARC (%(name)s, %(time)s filled in); "" off
 FOCUS_REPLAY = ""  # answer every request from this WARC instead of the network (the virtual
 #                    crawler of the papers: no network, no politeness delay); "" off
 
-# -- JavaScript rendering (focuscrawl.render: scrapy-playwright + the system Chromium) -------
+# -- JavaScript rendering (focuscrawl.seam.render: scrapy-playwright + the system Chromium) -------
 # Off unless one of the first two asks: then, and only then, the browser handler is installed.
 FOCUS_RENDER = ""  # "js": render every page in Chromium; spider argument `render` overrides it
 FOCUS_RENDER_DOMAINS = ""  # comma-separated hosts/domains to render (subdomains too); others

@@ -19,11 +19,11 @@ SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
 FOCUS_STRATEGY = "best-first"  # the learned order is single-process (its model lives in memory)
 DOWNLOADER_MIDDLEWARES = {
     **_PROJECT_DOWNLOADER_MIDDLEWARES,
-    "focuscrawl.middlewares.politeness.PolitenessMiddleware": None,
+    "focuscrawl.seam.middlewares.politeness.PolitenessMiddleware": None,
     # same place as the single-process one: last on the way out, first on the way back
     "focuscrawl.distributed.politeness.RedisPolitenessMiddleware": 950,
     # robots.txt fetched once per cluster (a Redis lease, the file shared), same place
-    "focuscrawl.middlewares.robots.RobotsTxtMiddleware": None,
+    "focuscrawl.seam.middlewares.robots.RobotsTxtMiddleware": None,
     "focuscrawl.distributed.robots.RedisRobotsTxtMiddleware": 105,
 }
 SPIDER_MIDDLEWARES = {
@@ -35,7 +35,7 @@ SPIDER_MIDDLEWARES = {
 EXTENSIONS = {
     **_PROJECT_EXTENSIONS,
     # the crawl's shared parts, plus this worker's link to Redis (scheduler + middleware)
-    "focuscrawl.services.FocusServices": None,
+    "focuscrawl.seam.services.FocusServices": None,
     "focuscrawl.distributed.connection.RedisServices": 0,
 }
 

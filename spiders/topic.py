@@ -21,20 +21,20 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.utils.url import url_is_from_any_domain
 
-from focuscrawl import signals as focus_signals
-from focuscrawl.arguments import ArgumentError, CrawlArguments, parse_arguments
 from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.frontier import STRATEGIES
 from focuscrawl.core.learning import PageDigest
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
-from focuscrawl.items import ExplainedPageItem, PageItem
-from focuscrawl.meta import LINK, ORDER
-from focuscrawl.records import is_html, request_key
-from focuscrawl.render import configure_rendering, spider_mode
-from focuscrawl.replay import configure_replay
-from focuscrawl.services import FocusServices, KnownUrls
-from focuscrawl.signals import START_ERROR_STAT
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.arguments import ArgumentError, CrawlArguments, parse_arguments
+from focuscrawl.seam.meta import LINK, ORDER
+from focuscrawl.seam.output.items import ExplainedPageItem, PageItem
+from focuscrawl.seam.records import is_html, request_key
+from focuscrawl.seam.render import configure_rendering, spider_mode
+from focuscrawl.seam.replay import configure_replay
+from focuscrawl.seam.services import FocusServices, KnownUrls
+from focuscrawl.seam.signals import START_ERROR_STAT
 
 logger = logging.getLogger(__name__)
 

@@ -35,16 +35,16 @@ def project_settings(**overrides: Any) -> Settings:
     return s
 
 
-#: the extension that owns the crawl's shared parts (focuscrawl.services), for a bare
+#: the extension that owns the crawl's shared parts (focuscrawl.seam.services), for a bare
 #: get_crawler() whose focuscrawl components are built by hand
-SERVICES: dict[str, Any] = {"EXTENSIONS": {"focuscrawl.services.FocusServices": 0}}
+SERVICES: dict[str, Any] = {"EXTENSIONS": {"focuscrawl.seam.services.FocusServices": 0}}
 
 #: the extension and middlewares FocusScheduler refuses to start without, for a bare
 #: get_crawler()
 SCHEDULER_PARTS: dict[str, Any] = {
     **SERVICES,
-    "DOWNLOADER_MIDDLEWARES": {"focuscrawl.middlewares.politeness.PolitenessMiddleware": 950},
-    "SPIDER_MIDDLEWARES": {"focuscrawl.middlewares.journal.PageCompletionMiddleware": 1},
+    "DOWNLOADER_MIDDLEWARES": {"focuscrawl.seam.middlewares.politeness.PolitenessMiddleware": 950},
+    "SPIDER_MIDDLEWARES": {"focuscrawl.seam.middlewares.journal.PageCompletionMiddleware": 1},
 }
 
 
@@ -52,7 +52,7 @@ def open_scheduler(crawler: Any, spider_cls: type) -> Any:
     """A FocusScheduler opened for ``spider_cls`` on a bare crawler, no engine running."""
     from types import SimpleNamespace
 
-    from focuscrawl.scheduler import FocusScheduler
+    from focuscrawl.seam.scheduler import FocusScheduler
 
     crawler.engine = SimpleNamespace(_slot=None)  # no engine runs: nothing to wake
     sched = FocusScheduler.from_crawler(crawler)

@@ -21,9 +21,9 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from focuscrawl.addon import FocusCrawl, focus_defaults, focus_settings
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.render import PLAYWRIGHT_HANDLER
+from focuscrawl.seam.addon import FocusCrawl, focus_defaults, focus_settings
+from focuscrawl.seam.render import PLAYWRIGHT_HANDLER
 
 DELAY = 0.25
 
@@ -41,7 +41,7 @@ def test_applies_what_the_project_settings_module_lists() -> None:
     settings = Settings()  # Scrapy's defaults: a project that has not configured anything
     FocusCrawl().update_settings(settings)
     project = project_module()
-    assert settings["SCHEDULER"] == project.SCHEDULER == "focuscrawl.scheduler.FocusScheduler"
+    assert settings["SCHEDULER"] == project.SCHEDULER == "focuscrawl.seam.scheduler.FocusScheduler"
     focus_names = [n for n in dir(project) if n.startswith("FOCUS_")]
     assert focus_names and all(settings[n] == getattr(project, n) for n in focus_names)
     assert all(settings.getpriority(n) == 15 for n in focus_names)  # Scrapy's "addon" priority
@@ -53,17 +53,18 @@ def test_applies_what_the_project_settings_module_lists() -> None:
         ours = {load_object(k): v for k, v in (getattr(project, name, None) or {}).items()
                 if k.startswith("focuscrawl.")}
         assert ours.items() <= components(settings, name).items(), name
-    assert load_object("focuscrawl.middlewares.politeness.PolitenessMiddleware") in components(
+    assert load_object("focuscrawl.seam.middlewares.politeness.PolitenessMiddleware") in components(
         settings, "DOWNLOADER_MIDDLEWARES")
     # the extension every focuscrawl component takes its shared parts from
-    assert load_object("focuscrawl.services.FocusServices") in components(settings, "EXTENSIONS")
+    services = load_object("focuscrawl.seam.services.FocusServices")
+    assert services in components(settings, "EXTENSIONS")
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (
         project.CONCURRENT_REQUESTS_PER_DOMAIN)
     assert PLAYWRIGHT_HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()  # no browser
 
 
 def test_the_projects_own_values_win() -> None:
-    politeness = "focuscrawl.middlewares.politeness.PolitenessMiddleware"
+    politeness = "focuscrawl.seam.middlewares.politeness.PolitenessMiddleware"
     settings = Settings({
         "FOCUS_DELAY": 2.5, "DOWNLOAD_DELAY": 1,
         "DOWNLOADER_MIDDLEWARES": {politeness: None},
@@ -78,7 +79,7 @@ def test_render_domains_switch_the_browser_on_through_the_addon() -> None:
     settings = Settings({"FOCUS_RENDER_DOMAINS": "app.example.org"}, priority="project")
     FocusCrawl().update_settings(settings)
     assert settings.getdict("DOWNLOAD_HANDLERS")["https"] == PLAYWRIGHT_HANDLER
-    assert "focuscrawl.render.RenderMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
+    assert "focuscrawl.seam.render.RenderMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
 
 
 def test_finds_focuscrawls_settings_when_the_project_has_its_own_settings_module(
@@ -179,7 +180,7 @@ def stat(log: str, name: str) -> float | None:
 def test_one_line_switches_focuscrawl_on_in_another_project(project, site) -> None:
     start = site.read_log()[-1]["time_epoch"] if site.read_log() else 0.0
     items, log = run(project, site, "with-addon", f"FOCUS_DELAY={DELAY}", "FOCUS_MAX_PAGES=6")
-    assert "focuscrawl.addon.FocusCrawl" in log  # Scrapy's "Enabled addons" line
+    assert "focuscrawl.seam.addon.FocusCrawl" in log  # Scrapy's "Enabled addons" line
     assert "Focus frontier: best-first, MAX_PAGES=6" in log
     # FocusScheduler handed every page out and stopped at exactly FOCUS_MAX_PAGES
     assert len(items) == 6 and stat(log, "focus/pages_fetched") == 6
@@ -210,12 +211,12 @@ def test_the_scheduler_alone_refuses_to_start_instead_of_hanging(project, site) 
     is missing (both) and the add-on, and fetches nothing."""
     start = len(site.read_log())
     items, log = run(project, site, "scheduler-alone", "ADDONS={}",
-                     "SCHEDULER=focuscrawl.scheduler.FocusScheduler")
+                     "SCHEDULER=focuscrawl.seam.scheduler.FocusScheduler")
     assert items == []
     errors = [ln for ln in log.splitlines() if " ERROR: " in ln]
     assert len(errors) == 1, log
     assert "PolitenessMiddleware" in errors[0] and "focuscrawl.addon.FocusCrawl" in errors[0]
-    assert "focuscrawl.services.FocusServices in EXTENSIONS" in errors[0]
+    assert "focuscrawl.seam.services.FocusServices in EXTENSIONS" in errors[0]
     assert len(site.read_log()) == start  # nothing was fetched
 
 

@@ -16,8 +16,8 @@ from focuscrawl.core import extract, urls
 from focuscrawl.core.learning import features
 from focuscrawl.core.traps import UrlRules
 from focuscrawl.core.urls import URL_CACHE_SIZE
-from focuscrawl.middlewares import robots
-from focuscrawl.records import request_key
+from focuscrawl.seam.middlewares import robots
+from focuscrawl.seam.records import request_key
 
 
 def _urls(n: int) -> list[str]:

@@ -29,16 +29,16 @@ from scrapy.spiders import Spider
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
-from focuscrawl import signals as focus_signals
-from focuscrawl.completion import FROM_KEY
 from focuscrawl.core.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.core.learning import PageDigest
 from focuscrawl.demo.webserver import ServerProcess
-from focuscrawl.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
-from focuscrawl.items import PageItem
-from focuscrawl.jobdir import STATE_FILE
-from focuscrawl.scheduler import FocusScheduler
-from focuscrawl.services import FocusServices
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.completion import FROM_KEY
+from focuscrawl.seam.output.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
+from focuscrawl.seam.output.items import PageItem
+from focuscrawl.seam.persistence.jobdir import STATE_FILE
+from focuscrawl.seam.scheduler import FocusScheduler
+from focuscrawl.seam.services import FocusServices
 
 from .conftest import SCHEDULER_PARTS, open_scheduler
 from .jobdir_site import (

@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.demo.webserver import ServerProcess
-from focuscrawl.diskfull import is_disk_full
-from focuscrawl.feeds import LineFile
-from focuscrawl.jobdir import STATE_FILE, JournalStore
+from focuscrawl.seam.output.diskfull import is_disk_full
+from focuscrawl.seam.output.feeds import LineFile
+from focuscrawl.seam.persistence.jobdir import STATE_FILE, JournalStore
 
 from .jobdir_site import crawl_command, page_fetches, page_urls, read_lines, site, start_crawl
 

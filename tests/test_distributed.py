@@ -28,7 +28,6 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from focuscrawl.addon import FocusCrawl
 from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.demo.webserver import Page, ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
@@ -37,8 +36,9 @@ from focuscrawl.distributed.frontier import Op, RedisFrontier, add_op, bloom_siz
 from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
 from focuscrawl.distributed.pagemw import PageOutputMiddleware
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
-from focuscrawl.middlewares.politeness import PolitenessMiddleware
-from focuscrawl.services import FocusServices
+from focuscrawl.seam.addon import FocusCrawl
+from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
+from focuscrawl.seam.services import FocusServices
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
@@ -562,7 +562,7 @@ def test_a_worker_without_the_redis_extension_refuses_to_start_with_one_line():
     from scrapy.utils.test import get_crawler
 
     from focuscrawl.distributed.scheduler import RedisFocusScheduler
-    from focuscrawl.signals import START_ERROR_STAT
+    from focuscrawl.seam.signals import START_ERROR_STAT
 
     from .conftest import SCHEDULER_PARTS
 

@@ -20,14 +20,14 @@ from scrapy import Request, Spider
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from focuscrawl import signals as focus_signals
 from focuscrawl.core.frontier import Link
 from focuscrawl.distributed import scripts
 from focuscrawl.distributed.connection import RedisServices
 from focuscrawl.distributed.frontier import Op, RedisFrontier, add_op, crawled_op
 from focuscrawl.distributed.pagemw import PageOutputMiddleware
 from focuscrawl.distributed.scheduler import RedisFocusScheduler
-from focuscrawl.meta import LINK
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.meta import LINK
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 from .test_distributed import HOSTS

@@ -17,7 +17,7 @@ from focuscrawl.core.frontier import Link
 from focuscrawl.distributed.frontier import RedisFrontier, add_op, crawled_op, settle_op
 from focuscrawl.distributed.hosts import SlotEnd
 from focuscrawl.distributed.known import KnownLinks
-from focuscrawl.services import FocusServices
+from focuscrawl.seam.services import FocusServices
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 from .test_distributed import CASES, InRedis, Reference, random_web, virtual_crawl

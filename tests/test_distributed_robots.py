@@ -27,7 +27,6 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from focuscrawl.addon import FocusCrawl
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.distributed.addon import Distributed
 from focuscrawl.distributed.connection import RedisServices
@@ -35,8 +34,9 @@ from focuscrawl.distributed.frontier import RedisFrontier
 from focuscrawl.distributed.hosts import RedisHosts
 from focuscrawl.distributed.robots import RedisRobotsTxtMiddleware
 from focuscrawl.distributed.robotscache import RedisRobotsCache, SharedRobots
-from focuscrawl.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware, RobotsWait
-from focuscrawl.services import FocusServices
+from focuscrawl.seam.addon import FocusCrawl
+from focuscrawl.seam.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware, RobotsWait
+from focuscrawl.seam.services import FocusServices
 
 from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 from .test_distributed import DELAY, Cluster, stat, wait_until

@@ -1,4 +1,4 @@
-"""The Scrapy internals focuscrawl reads (focuscrawl.engine), pinned against the installed
+"""The Scrapy internals focuscrawl reads (focuscrawl.seam.engine), pinned against the installed
 Scrapy: an upgrade that moves one fails here, instead of silently slowing every crawl down to
 the engine's 5 s heartbeat."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest_twisted
 from scrapy import signals
 
-from focuscrawl import engine
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.seam import engine
 
 from .conftest import crawl, project_settings
 
@@ -48,7 +48,7 @@ async def test_every_internal_is_there_while_a_crawl_runs(proxy_to, caplog):
     assert seen and all(m == [] for m in seen), seen
     assert all(busy)
     # and at the scheduler's open, before the scraper's slot exists, nothing is reported missing
-    assert not [r for r in caplog.records if r.name == "focuscrawl.engine"], caplog.text
+    assert not [r for r in caplog.records if r.name == "focuscrawl.seam.engine"], caplog.text
 
 
 def test_no_other_module_reads_scrapy_internals():

@@ -14,8 +14,8 @@ from scrapy.http import Headers, HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.middlewares.fetchrules import FetchRulesMiddleware
-from focuscrawl.middlewares.robots import ROBOTS_MAX_BYTES
+from focuscrawl.seam.middlewares.fetchrules import FetchRulesMiddleware
+from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
 from spiders.topic import TopicSpider
 
 from .conftest import project_settings

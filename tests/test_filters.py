@@ -9,10 +9,10 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from focuscrawl import signals as focus_signals
 from focuscrawl.core.traps import DirectoryStats, ServerCap, UrlRules, is_near
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.middlewares.filters import GateMiddleware, LinkFilterMiddleware
 
 from .conftest import SERVICES, crawl, project_settings
 

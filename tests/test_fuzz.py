@@ -22,7 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.core.extract import ExtractedPage, _Joiner, extract
 from focuscrawl.core.urls import canonical
-from focuscrawl.scheduler import FocusScheduler
+from focuscrawl.seam.scheduler import FocusScheduler
 from spiders.topic import TopicSpider
 
 from .conftest import SCHEDULER_PARTS, project_settings

@@ -111,6 +111,6 @@ def test_rooms_without_scrapy_import_only_what_they_may():
 def test_middlewares_and_scheduler_do_not_import_each_other():
     graph = imports()
     bad = [f"{m} -> {t}" for m, ts in graph.items() for t in ts
-           if (m.startswith("focuscrawl.middlewares") and t == "focuscrawl.scheduler")
-           or (m == "focuscrawl.scheduler" and t.startswith("focuscrawl.middlewares"))]
+           if (m.startswith("focuscrawl.seam.middlewares") and t == "focuscrawl.seam.scheduler")
+           or (m == "focuscrawl.seam.scheduler" and t.startswith("focuscrawl.seam.middlewares"))]
     assert bad == []

@@ -644,7 +644,7 @@ def test_example_seeds_are_relevant_whatever_their_words():
 
 
 def test_the_examples_argument_reaches_the_learned_order():
-    from focuscrawl.arguments import ArgumentError, parse_arguments
+    from focuscrawl.seam.arguments import ArgumentError, parse_arguments
 
     assert parse_arguments(keywords="glacier", examples="true").frontier["examples"] is True
     assert parse_arguments(keywords="glacier", examples="no").frontier["examples"] is False
@@ -921,7 +921,7 @@ def _scheduler(slack: float):
     from scrapy import Request, Spider
     from scrapy.utils.test import get_crawler
 
-    from focuscrawl.scheduler import FocusScheduler
+    from focuscrawl.seam.scheduler import FocusScheduler
 
     class _Spider(Spider):
         name = "slack"

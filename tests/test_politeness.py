@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 import pytest_twisted
 
-from focuscrawl import servers as focus_servers
 from focuscrawl.core.traps import UrlRules
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.services import FocusServices
+from focuscrawl.seam import servers as focus_servers
+from focuscrawl.seam.services import FocusServices
 
 from .conftest import crawl, project_settings
 
@@ -368,7 +368,7 @@ def test_the_collector_is_set_for_the_crawl_and_restored_at_close() -> None:
     from scrapy import Spider, signals
     from scrapy.utils.test import get_crawler
 
-    from focuscrawl.middlewares.politeness import PolitenessMiddleware
+    from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
 
     from .conftest import SERVICES
 

@@ -19,7 +19,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.render import (
+from focuscrawl.seam.render import (
     MIDDLEWARE,
     PLAYWRIGHT_HANDLER,
     RenderMiddleware,

@@ -46,7 +46,7 @@ def write_warc(path: str) -> None:
 
         page = [("Content-Type", "text/html; charset=utf-8")]
         w.write_record(w.create_warcinfo_record("test.warc.gz", {"software": "test"}))
-        # a fetch that failed without a response, as focuscrawl.warc records it
+        # a fetch that failed without a response, as focuscrawl.seam.output.warc records it
         data = b"error: scrapy.exceptions.CannotResolveHostError\r\n"
         w.write_record(w.create_warc_record(
             DEAD, "metadata", payload=io.BytesIO(data), length=len(data),
@@ -119,8 +119,8 @@ def settings(**extra: Any) -> dict[str, Any]:
         "RETRY_ENABLED": False,
         "ROBOTSTXT_OBEY": True,
         "LOG_LEVEL": "WARNING",
-        "DOWNLOAD_HANDLERS": {"http": "focuscrawl.replay.ReplayDownloadHandler",
-                              "https": "focuscrawl.replay.ReplayDownloadHandler"},
+        "DOWNLOAD_HANDLERS": {"http": "focuscrawl.seam.replay.ReplayDownloadHandler",
+                              "https": "focuscrawl.seam.replay.ReplayDownloadHandler"},
         **extra,
     }
 

@@ -1,7 +1,7 @@
 import io
 import json
 
-from focuscrawl.report import main, summarise
+from focuscrawl.evaluation.report import main, summarise
 
 
 def test_summary_counts_harvest_and_skips_torn_lines(tmp_path, capsys):

@@ -23,9 +23,9 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.meta import ROBOTS_WAIT
-from focuscrawl.middlewares import robots
-from focuscrawl.middlewares.robots import (
+from focuscrawl.seam.meta import ROBOTS_WAIT
+from focuscrawl.seam.middlewares import robots
+from focuscrawl.seam.middlewares.robots import (
     ALLOW_ALL,
     DISALLOW_ALL,
     PARSED,
@@ -36,8 +36,8 @@ from focuscrawl.middlewares.robots import (
     robots_key,
     robots_url,
 )
-from focuscrawl.middlewares.start import SeedsPendingMiddleware
-from focuscrawl.services import FocusServices
+from focuscrawl.seam.middlewares.start import SeedsPendingMiddleware
+from focuscrawl.seam.services import FocusServices
 from spiders.topic import TopicSpider
 
 from .conftest import SERVICES, crawl, project_settings
@@ -400,7 +400,7 @@ def server():
         yield srv
 
 
-@pytest.mark.parametrize("scheduler", ["focuscrawl.scheduler.FocusScheduler",
+@pytest.mark.parametrize("scheduler", ["focuscrawl.seam.scheduler.FocusScheduler",
                                        "scrapy.core.scheduler.Scheduler"])
 @pytest_twisted.ensureDeferred
 async def test_no_disallowed_fetch_while_a_slow_robots_txt_loads(server, proxy_to, scheduler):
@@ -456,8 +456,8 @@ def test_a_request_sent_back_to_wait_teaches_the_learned_order_nothing():
 
     from scrapy import Spider
 
-    from focuscrawl import signals as focus_signals
-    from focuscrawl.scheduler import FocusScheduler
+    from focuscrawl.seam import signals as focus_signals
+    from focuscrawl.seam.scheduler import FocusScheduler
 
     from .conftest import SCHEDULER_PARTS
 

@@ -10,7 +10,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.middlewares.safety import PrivateAddressMiddleware, host_reason, parse_ip
+from focuscrawl.seam.middlewares.safety import PrivateAddressMiddleware, host_reason, parse_ip
 
 from .conftest import crawl, project_settings
 

@@ -199,7 +199,7 @@ def test_deploy_schedule_and_read_the_items(scrapyd: Scrapyd, site: ServerProces
     with zipfile.ZipFile(eggs[0]) as egg:
         names = set(egg.namelist())
         entry_points = egg.read("EGG-INFO/entry_points.txt").decode()
-    assert {"focuscrawl/scheduler.py", "spiders/topic.py", "settings/__init__.py"} <= names
+    assert {"focuscrawl/seam/scheduler.py", "spiders/topic.py", "settings/__init__.py"} <= names
     assert not any(n.startswith("tests/") for n in names)
     assert re.search(r"(?m)^settings = settings$", entry_points)
     demo = ROOT / "focuscrawl" / "demo" / "site"

@@ -13,14 +13,14 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from focuscrawl import signals as focus_signals
-from focuscrawl.middlewares.filters import GateMiddleware, LinkFilterMiddleware
-from focuscrawl.middlewares.journal import PageCompletionMiddleware
-from focuscrawl.middlewares.politeness import PolitenessMiddleware
-from focuscrawl.middlewares.robots import RobotsTxtMiddleware
-from focuscrawl.scheduler import FocusScheduler
-from focuscrawl.services import FocusServices, MissingServices
-from focuscrawl.signals import START_ERROR_STAT
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.middlewares.filters import GateMiddleware, LinkFilterMiddleware
+from focuscrawl.seam.middlewares.journal import PageCompletionMiddleware
+from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
+from focuscrawl.seam.middlewares.robots import RobotsTxtMiddleware
+from focuscrawl.seam.scheduler import FocusScheduler
+from focuscrawl.seam.services import FocusServices, MissingServices
+from focuscrawl.seam.signals import START_ERROR_STAT
 
 from .conftest import SCHEDULER_PARTS, SERVICES
 from .conftest import open_scheduler as open_spider_scheduler
@@ -166,7 +166,7 @@ def test_two_crawls_share_nothing():
 def test_a_middleware_without_the_extension_fails_naming_the_setting():
     crawler = get_crawler(settings_dict={})
     with pytest.raises(MissingServices, match=r"PolitenessMiddleware needs "
-                       r"focuscrawl\.services\.FocusServices in EXTENSIONS; .*FocusCrawl"):
+                       r"focuscrawl\.seam\.services\.FocusServices in EXTENSIONS; .*FocusCrawl"):
         PolitenessMiddleware.from_crawler(crawler)
 
 
@@ -176,9 +176,11 @@ def test_the_scheduler_without_the_extension_refuses_to_start_with_one_line(capl
     sched = open_scheduler(crawler)
     assert sched.frontier is None
     assert sched.error == crawler.stats.get_value(START_ERROR_STAT)
-    assert "FocusScheduler needs focuscrawl.services.FocusServices in EXTENSIONS;" in sched.error
+    assert ("FocusScheduler needs focuscrawl.seam.services.FocusServices in EXTENSIONS;"
+            in sched.error)
     assert "PolitenessMiddleware" not in sched.error  # it is there: only what is missing
-    assert [r.levelname for r in caplog.records if r.name == "focuscrawl.scheduler"] == ["ERROR"]
+    logged = [r.levelname for r in caplog.records if r.name == "focuscrawl.seam.scheduler"]
+    assert logged == ["ERROR"]
     sched.close("finished")  # closes cleanly, holding no part
 
 
@@ -196,4 +198,4 @@ def test_a_crawl_without_the_extension_stops_with_one_line_and_exit_1():
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 1
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "needs focuscrawl.services.FocusServices in EXTENSIONS" in lines[0]
+    assert "needs focuscrawl.seam.services.FocusServices in EXTENSIONS" in lines[0]

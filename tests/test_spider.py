@@ -13,7 +13,7 @@ import pytest_twisted
 from scrapy.http import HtmlResponse, Request
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.services import KnownUrls
+from focuscrawl.seam.services import KnownUrls
 from spiders.topic import TopicSpider
 
 from .conftest import crawl, project_settings
@@ -196,7 +196,7 @@ async def test_the_log_ends_with_a_focus_summary(server, proxy_to, caplog, tmp_p
     result = await crawl(project_settings(FOCUS_DELAY=0, FEEDS={str(out): {"format": "jsonl"}}),
                          keywords="regex", seeds="http://a.test/index.html", max_pages="4")
     relevant = result.stats["focus/relevant_pages"]
-    lines = [r.getMessage() for r in caplog.records if r.name == "focuscrawl.logstats"
+    lines = [r.getMessage() for r in caplog.records if r.name == "focuscrawl.seam.watch.logstats"
              and r.getMessage().startswith("Focus finished")]  # not the periodic lines
     assert len(lines) == 1, lines
     assert lines[0].startswith("Focus finished (finished) in ")
@@ -206,7 +206,7 @@ async def test_the_log_ends_with_a_focus_summary(server, proxy_to, caplog, tmp_p
 
 
 def test_focus_line_says_share_harvest_and_eta():
-    from focuscrawl.logstats import focus_line
+    from focuscrawl.seam.watch.logstats import focus_line
 
     p = {"pages": 120, "max_pages": 500, "queued": 2345, "hot": 37, "servers": 9,
          "servers_busy": 3}
@@ -347,7 +347,7 @@ def test_a_jobdir_resumed_with_another_crawl_order_stops_with_one_line(tmp_path)
 
 
 def test_seeds_from_a_file(tmp_path):
-    from focuscrawl.arguments import parse_seeds
+    from focuscrawl.seam.arguments import parse_seeds
 
     f = tmp_path / "seeds.txt"
     f.write_text("# my seeds\nhttp://a.test/x#frag\n\nhttp://b.test/?b=2&a=1\n")

@@ -19,12 +19,12 @@ import time
 
 import pytest
 
-from focuscrawl import options
 from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.core.frontier.spill import TempSpill
 from focuscrawl.core.frontier.stores import SQLiteStore
 from focuscrawl.demo.webserver import ServerProcess
-from focuscrawl.jobdir import STATE_FILE
+from focuscrawl.seam import options
+from focuscrawl.seam.persistence.jobdir import STATE_FILE
 
 from .jobdir_site import (
     crawl_command,

@@ -119,7 +119,7 @@ async def test_priority_queue_brings_the_order_to_scrapys_own_scheduler(server, 
     result = await crawl(
         project_settings(
             SCHEDULER="scrapy.core.scheduler.Scheduler",
-            SCHEDULER_PRIORITY_QUEUE="focuscrawl.pqueues.FocusPriorityQueue",
+            SCHEDULER_PRIORITY_QUEUE="focuscrawl.seam.pqueues.FocusPriorityQueue",
             FOCUS_STRATEGY=name, FOCUS_DELAY=0, CONCURRENT_REQUESTS=1,
             FOCUS_STRICT_ORDER=True, FOCUS_ROBOTSTXT_OBEY=False,
         ),

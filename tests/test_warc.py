@@ -18,7 +18,7 @@ from scrapy.http import HtmlResponse, Request, TextResponse
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.evaluation import Repository, WarcIndex, canonical_url
-from focuscrawl.warc import WarcRecorder
+from focuscrawl.seam.output.warc import WarcRecorder
 
 BINARY = bytes(range(256)) * 8
 GZ_HTML = b"<html><head><title>Zipped</title></head><body>compressed words</body></html>"
@@ -139,11 +139,11 @@ def settings(**extra: Any) -> dict[str, Any]:
         "RETRY_ENABLED": False,
         "ROBOTSTXT_OBEY": True,
         "LOG_LEVEL": "WARNING",
-        "DOWNLOADER_MIDDLEWARES": {"focuscrawl.warc.WarcRecorder": 990},
+        "DOWNLOADER_MIDDLEWARES": {"focuscrawl.seam.output.warc.WarcRecorder": 990},
         "ITEM_PIPELINES": {DropLowPipeline: 100},
         # registered in both runs: without FOCUS_REPLAY it hands requests to Scrapy's handler
-        "DOWNLOAD_HANDLERS": {"http": "focuscrawl.replay.ReplayDownloadHandler",
-                              "https": "focuscrawl.replay.ReplayDownloadHandler"},
+        "DOWNLOAD_HANDLERS": {"http": "focuscrawl.seam.replay.ReplayDownloadHandler",
+                              "https": "focuscrawl.seam.replay.ReplayDownloadHandler"},
         **extra,
     }
 

@@ -1,6 +1,6 @@
 """URL hygiene for a focused crawl: trap and junk heuristics, nearness, irrelevant directories.
 
-No Scrapy import; ``focuscrawl.middlewares.filters`` applies these to the spider's outlinks.
+No Scrapy import; ``focuscrawl.seam.middlewares.filters`` applies these to the spider's outlinks.
 
 * :class:`UrlRules` -- WebBase's and Nutch's heuristics against generated, potentially infinite
   URL spaces: ``/cgi-bin/``, a path segment repeated 3+ times, over-long URLs, calendar and

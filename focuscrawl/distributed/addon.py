@@ -11,7 +11,7 @@ link to Redis (``RedisServices``) in FocusServices' place, adds the spider middl
 tells the worker when a page's outlinks are all there (``PageOutputMiddleware``), and gives
 the ``FOCUS_REDIS_*``, ``REDIS_URL`` and ``CONCURRENT_ITEMS`` defaults of
 ``settings.distributed``; anything given explicitly on the command line (``-s``) wins.  After
-``focuscrawl.addon.FocusCrawl`` if both are used (a larger number).
+``focuscrawl.seam.addon.FocusCrawl`` if both are used (a larger number).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import get_settings_priority
 
-from ..middlewares.politeness import PolitenessMiddleware
-from ..middlewares.robots import RobotsTxtMiddleware
-from ..services import FocusServices
+from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
+from focuscrawl.seam.middlewares.robots import RobotsTxtMiddleware
+from focuscrawl.seam.services import FocusServices
+
 from .connection import RedisServices
 from .frontier import DEFAULT_STRATEGY
 from .frontier import STRATEGIES as DISTRIBUTED_STRATEGIES

@@ -1,6 +1,7 @@
 """One worker's link to the crawl in Redis, shared by its scheduler and politeness middleware.
 
-:class:`RedisServices` owns it: ``focuscrawl.services.FocusServices`` (the crawl's shared parts,
+:class:`RedisServices` owns it: ``focuscrawl.seam.services.FocusServices`` (the crawl's shared
+parts,
 a Scrapy extension) plus the worker, registered in FocusServices' place by
 ``settings.distributed`` and the Distributed add-on.
 
@@ -39,7 +40,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings
 
-from ..services import FocusServices
+from focuscrawl.seam.services import FocusServices
+
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 from .known import DEFAULT_LIMIT as DEFAULT_KNOWN

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from redis.exceptions import RedisError
 
-from ..completion import Completion
+from focuscrawl.seam.completion import Completion
+
 from .frontier import Op, add_op, crawled_op, settle_op
 
 if TYPE_CHECKING:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from ..meta import FROM
-from ..middlewares.journal import PageCompletionMiddleware
+from focuscrawl.seam.meta import FROM
+from focuscrawl.seam.middlewares.journal import PageCompletionMiddleware
+
 from .connection import RedisServices
 
 if TYPE_CHECKING:

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 
-from .. import signals as focus_signals
-from ..meta import FINISHED, LEASE, LEASE_LOST, STARTED, TOKEN
-from ..middlewares.politeness import PolitenessMiddleware
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.meta import FINISHED, LEASE, LEASE_LOST, STARTED, TOKEN
+from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
+
 from .connection import CrawlLost, RedisServices, Unavailable
 from .hosts import LeaseLost, SlotEnd
 

@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import IgnoreRequest
 
-from ..middlewares.robots import NOT_HELD, RESPONSE, Fetched, RobotsTxtMiddleware, Rules
+from focuscrawl.seam.middlewares.robots import (
+    NOT_HELD,
+    RESPONSE,
+    Fetched,
+    RobotsTxtMiddleware,
+    Rules,
+)
+
 from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 

@@ -26,7 +26,7 @@ from . import scripts
 class SharedRobots:
     """A robots.txt outcome stored for the cluster."""
 
-    kind: str  # focuscrawl.middlewares.robots' RESPONSE, ERROR or IGNORED
+    kind: str  # focuscrawl.seam.middlewares.robots' RESPONSE, ERROR or IGNORED
     status: int
     body: bytes
     ttl: float  # seconds it still holds

@@ -1,8 +1,9 @@
 """RedisFocusScheduler: FocusScheduler's contract over the Redis frontier shared by all workers.
 
-A thin adapter, like ``focuscrawl.scheduler.FocusScheduler``, built from the same parts (no
-inheritance): requests <-> frontier records (``focuscrawl.records``), the engine's wake-ups
-(``focuscrawl.engine.Waker``), the crawl-order options (``focuscrawl.options``); what it adds is
+A thin adapter, like ``focuscrawl.seam.scheduler.FocusScheduler``, built from the same parts (no
+inheritance): requests <-> frontier records (``focuscrawl.seam.records``), the engine's wake-ups
+(``focuscrawl.seam.engine.Waker``), the crawl-order options (``focuscrawl.seam.options``); what it
+adds is
 the life of a worker in a cluster:
 
 * **leases**: ``next_request`` leases a URL from the crawl (``RedisFrontier.pop``); the
@@ -34,7 +35,7 @@ the life of a worker in a cluster:
   persistence) the worker stops with reason ``redis_crawl_lost``; down longer than
   ``FOCUS_REDIS_OUTAGE_TIMEOUT``, with ``redis_unavailable``.
 
-Scrapy's engine internals come from ``focuscrawl.engine`` (the requests the engine holds: a
+Scrapy's engine internals come from ``focuscrawl.seam.engine`` (the requests the engine holds: a
 request leaves them once its output is processed; the wake-up trigger).  Without them leases
 settle at download end and the engine wakes on its own heartbeat.
 """
@@ -50,13 +51,14 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from twisted.internet.task import LoopingCall
 
-from .. import signals as focus_signals
-from ..engine import Waker, close, in_progress, stopping, warn_if_missing
-from ..meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
-from ..options import frontier_options, politeness_options
-from ..records import Records, is_page, server_by
-from ..services import missing_message
-from ..signals import START_ERROR_STAT
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.engine import Waker, close, in_progress, stopping, warn_if_missing
+from focuscrawl.seam.meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
+from focuscrawl.seam.options import frontier_options, politeness_options
+from focuscrawl.seam.records import Records, is_page, server_by
+from focuscrawl.seam.services import missing_message
+from focuscrawl.seam.signals import START_ERROR_STAT
+
 from .connection import RedisLink, RedisServices, Unavailable, Worker
 from .outlinks import Outlinks
 

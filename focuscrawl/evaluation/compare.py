@@ -52,11 +52,11 @@ from .repository import Page, Repository
 from .warcindex import WarcIndex
 
 REPLAY_HANDLERS = {
-    "http": "focuscrawl.replay.ReplayDownloadHandler",
-    "https": "focuscrawl.replay.ReplayDownloadHandler",
+    "http": "focuscrawl.seam.replay.ReplayDownloadHandler",
+    "https": "focuscrawl.seam.replay.ReplayDownloadHandler",
 }
-WARC_RECORDER = "focuscrawl.warc.WarcRecorder"
-WARC_RECORDER_ORDER = 990  # above RetryMiddleware: sees download failures (focuscrawl.warc)
+WARC_RECORDER = "focuscrawl.seam.output.warc.WarcRecorder"
+WARC_RECORDER_ORDER = 990  # above RetryMiddleware: sees download failures
 STRATEGY_NAMES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
                   "distiller", "learned")
 SPIDER_PARAMS = ("n", "max_buffer", "reorder", "allowed_domains")

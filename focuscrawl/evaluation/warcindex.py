@@ -1,6 +1,6 @@
 """An in-memory index of the HTTP responses in a WARC file.  warcio only, no Scrapy import.
 
-Shared by the replay download handler (``focuscrawl.replay``) and by
+Shared by the replay download handler (``focuscrawl.seam.replay``) and by
 ``Repository.from_warc`` so that both read the same answer for a URL.  The index keeps, per
 canonical URL, the status line, headers and file offset of one ``response`` record; bodies stay
 on disk and are read back by offset, so a repository of thousands of pages costs a few MB.
@@ -9,7 +9,7 @@ Which record answers for a URL that was fetched more than once: the last one, ex
 transient failure (5xx, 408, 429) never replaces an earlier non-transient answer.  A crawl that
 got a 503 and then a 200 on retry replays as 200; one that only ever got 503 replays as 503.
 A download that failed without any response (``WARC-Focus-Error`` metadata, written by
-``focuscrawl.warc``) counts only for a URL that has no recorded response at all.
+``focuscrawl.seam.output.warc``) counts only for a URL that has no recorded response at all.
 
 Scanning a large WARC takes a while (every record is decompressed), and a comparison replays the
 same WARC in many crawls: the index is kept next to it (``<warc>.focusidx.json``, JSON, written

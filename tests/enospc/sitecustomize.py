@@ -4,7 +4,8 @@ A real small filesystem (tmpfs, a loop device) needs mount privileges a CI machi
 have, so the tests put this directory on the crawl's PYTHONPATH instead.  Both faults are
 deterministic and surface exactly as a full disk does:
 
-* ``FOCUS_TEST_FEED_ROOM=N``: the JSON-lines feed (``focuscrawl.feeds.LineFile``) has room for
+* ``FOCUS_TEST_FEED_ROOM=N``: the JSON-lines feed (``focuscrawl.seam.output.feeds.LineFile``) has
+room for
   ``N`` bytes.  A write crossing it is short (the bytes that fit are written), the next one
   raises ``OSError(ENOSPC)`` -- what write(2) does when a disk fills mid-line.
 * ``FOCUS_TEST_JOURNAL_PAGES=M``: the JOBDIR database (``focus_state.sqlite``) may hold ``M``
@@ -32,7 +33,7 @@ if _FEED_ROOM:
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.name)
             return super().write(memoryview(data).cast("B")[:free])
 
-    from focuscrawl import feeds
+    from focuscrawl.seam.output import feeds
 
     feeds.LineFile.__bases__ = (_FillingFile,)
 

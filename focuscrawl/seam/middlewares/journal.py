@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 
-from ..completion import Completion, lease_of
-from ..meta import FROM
-from ..services import FocusServices
+from focuscrawl.seam.completion import Completion, lease_of
+from focuscrawl.seam.meta import FROM
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

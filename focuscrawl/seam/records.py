@@ -17,9 +17,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 from scrapy.utils.request import request_from_dict
 
-from .core.frontier import Entry, Link
-from .core.urls import URL_CACHE_SIZE, canonical
-from .meta import LEASE, LINK, SERVER
+from focuscrawl.core.frontier import Entry, Link
+from focuscrawl.core.urls import URL_CACHE_SIZE, canonical
+from focuscrawl.seam.meta import LEASE, LINK, SERVER
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
-    from .servers import ServerKeys
+    from focuscrawl.seam.servers import ServerKeys
 
 # meta keys a plain outlink may carry and still be stored compactly
 _PLAIN_META = {LINK, "depth", "download_timeout", "download_slot", "download_latency",

@@ -1,5 +1,5 @@
 """Servers by IP address (``FOCUS_SERVER_KEY = "ip"``): each host resolved before its request is
-scheduled, by the reactor's resolver, never on the reactor thread (``focuscrawl.servers``).
+scheduled, by the reactor's resolver, never on the reactor thread (``focuscrawl.seam.servers``).
 
 :class:`ServerAddressMiddleware` (a spider middleware) resolves the host of every seed and every
 outlink before it goes on towards the scheduler, waiting for the lookup only there: the reactor
@@ -24,13 +24,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from w3lib.url import safe_url_string
 
-from ..services import FocusServices
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-    from ..servers import ServerKeys
+    from focuscrawl.seam.servers import ServerKeys
 
 
 def _servers(crawler: Crawler, component: Any) -> ServerKeys:

@@ -10,9 +10,9 @@ it, and middlewares never import a scheduler (``tests/test_layers.py``).
 LINK = "focus"
 #: the lease of a request a focuscrawl scheduler handed out (its budget and JOBDIR journal)
 LEASE = "focus_lease"
-#: the server (``focuscrawl.servers.ServerKeys``) the scheduler reserved the request's slot on
+#: the server (``focuscrawl.seam.servers.ServerKeys``) the scheduler reserved the request's slot on
 SERVER = "focus_server"
-#: an outlink's origin: the lease of the page that yielded it (``focuscrawl.completion``)
+#: an outlink's origin: the lease of the page that yielded it (``focuscrawl.seam.completion``)
 FROM = "focus_from"
 #: the crawl order a fetched page was given (exported with its item)
 ORDER = "focus_order"

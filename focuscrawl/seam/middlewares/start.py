@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..services import FocusServices
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -12,11 +12,11 @@ page_scored = object()
 request_finished = object()
 
 #: The stat a component sets (to its one-line message) when the crawl cannot start; the crawl
-#: then ends at once and ``scrapy crawl`` exits non-zero (``focuscrawl.commands.crawl``).
+#: then ends at once and ``scrapy crawl`` exits non-zero (``focuscrawl.seam.commands.crawl``).
 START_ERROR_STAT = "focus/start_error"
 
 #: Sent once when a write of the crawl's files fails for lack of space (``path``, ``error``):
-#: the scheduler stops journaling (``focuscrawl.diskfull``).
+#: the scheduler stops journaling (``focuscrawl.seam.output.diskfull``).
 disk_full = object()
 
 #: The stat set (to the file's path) when the disk filled; the spider closes with the reason

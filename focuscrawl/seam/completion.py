@@ -1,9 +1,9 @@
 """A page's completion, shared by FocusScheduler and PageCompletionMiddleware.
 
 What each handed-out request (lease) still owes before its page is done: see
-``focuscrawl.middlewares.journal`` for why.  Here so that the scheduler and the middleware
+``focuscrawl.seam.middlewares.journal`` for why.  Here so that the scheduler and the middleware
 meet in a module of their own instead of importing each other; the crawl's one Completion is
-``focuscrawl.services.FocusServices.completion``.
+``focuscrawl.seam.services.FocusServices.completion``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .meta import FROM, LEASE
+from focuscrawl.seam.meta import FROM, LEASE
 
 FROM_KEY = FROM  # meta of an outlink: the lease of the page that yielded it
 

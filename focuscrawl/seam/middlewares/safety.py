@@ -46,7 +46,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..meta import ROBOTS
+from focuscrawl.seam.meta import ROBOTS
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

@@ -3,15 +3,16 @@
 Register for both schemes and point ``FOCUS_REPLAY`` at a WARC (e.g. one written with
 ``FOCUS_WARC``)::
 
-    DOWNLOAD_HANDLERS = {"http": "focuscrawl.replay.ReplayDownloadHandler",
-                         "https": "focuscrawl.replay.ReplayDownloadHandler"}
+    DOWNLOAD_HANDLERS = {"http": "focuscrawl.seam.replay.ReplayDownloadHandler",
+                         "https": "focuscrawl.seam.replay.ReplayDownloadHandler"}
     FOCUS_REPLAY = "repo.warc.gz"
 
 Every request is then answered from the WARC, never from the network: the recorded status,
 headers and body (compressed bodies stay compressed, Scrapy's HttpCompressionMiddleware undoes
 them as for a live answer); a recorded redirect replays as the 3xx with its ``Location``, so
 RedirectMiddleware follows it; a download that failed without a response (recorded by
-``focuscrawl.warc`` as ``WARC-Focus-Error``) fails again at once with the same kind of exception
+``focuscrawl.seam.output.warc`` as ``WARC-Focus-Error``) fails again at once with the same kind of
+exception
 (no timeout is waited for); a URL that is not recorded, robots.txt included, answers 404.
 URLs are matched after w3lib canonicalisation (fragment dropped, query sorted).  Which record
 answers a URL fetched more than once is decided in ``focuscrawl.evaluation.warcindex``.
@@ -79,7 +80,7 @@ def _index_for(crawler: Crawler, path: str) -> WarcIndex:
     return idx
 
 
-HANDLER = "focuscrawl.replay.ReplayDownloadHandler"
+HANDLER = "focuscrawl.seam.replay.ReplayDownloadHandler"
 
 
 def configure_replay(settings: Any) -> bool:

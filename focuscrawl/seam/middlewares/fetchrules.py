@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 
-from ..meta import ROBOTS, TRUNCATED
-from ..records import HTML_TYPES
-from .robots import ROBOTS_MAX_BYTES
+from focuscrawl.seam.meta import ROBOTS, TRUNCATED
+from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
+from focuscrawl.seam.records import HTML_TYPES
 
 if TYPE_CHECKING:
     from scrapy import Request

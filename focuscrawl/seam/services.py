@@ -13,12 +13,12 @@ public API, ``crawler.get_extension(FocusServices)`` (:meth:`FocusServices.of`).
 made by this object on first use, from one reading of the settings; no component creates a
 part for the others.
 
-    EXTENSIONS = {"focuscrawl.services.FocusServices": 0}
+    EXTENSIONS = {"focuscrawl.seam.services.FocusServices": 0}
 
-``settings/__init__.py`` and the add-on (``focuscrawl.addon.FocusCrawl``) switch it on.  A
+``settings/__init__.py`` and the add-on (``focuscrawl.seam.addon.FocusCrawl``) switch it on.  A
 component that needs it and does not find it raises :class:`MissingServices`; the scheduler,
 which must not raise, refuses to start with the same one-line message instead.  ``scrapy crawl``
-(``focuscrawl.commands.crawl``) reports either as one line and exits with status 1.
+(``focuscrawl.seam.commands.crawl``) reports either as one line and exits with status 1.
 
 This module imports no middleware and no scheduler: the robots.txt middleware registers itself
 (:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`, the scheduler its frontier's
@@ -31,12 +31,12 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from . import signals as focus_signals
-from .completion import Completion
-from .core.frontier import HostPolicy
-from .core.traps import DirectoryStats
-from .options import politeness_options
-from .servers import ServerKeys
+from focuscrawl.core.frontier import HostPolicy
+from focuscrawl.core.traps import DirectoryStats
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.completion import Completion
+from focuscrawl.seam.options import politeness_options
+from focuscrawl.seam.servers import ServerKeys
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult

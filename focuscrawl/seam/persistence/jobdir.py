@@ -8,7 +8,7 @@ no page), "flush" (the learned order scored its new links while choosing nothing
 (a frontier over FOCUS_FRONTIER_MEMORY spilled or took back a batch while choosing nothing; the
 batches are in the same database, see ``focuscrawl.core.frontier.stores.JournalSpill``),
 "finished" (a response counted against MAX_PAGES, with its crawl order) and "done" (everything
-the page produced is queued and its item written; see focuscrawl.middlewares.journal).
+the page produced is queued and its item written; see focuscrawl.seam.middlewares.journal).
 Opening restores the last snapshot, replays the journal through the same frontier API
 (``Frontier.take`` for a hand-out, so the replay does not depend on timing), then puts back
 every URL handed out and not done, uncounted, keeping its crawl order for the refetch.
@@ -22,7 +22,8 @@ an earlier moment of itself, in which every page fetched since is not done and i
 
 A full disk (SQLite's SQLITE_FULL, or the feed's ENOSPC reported through the ``disk_full``
 signal) halts the journal at its last commit, as a kill would, and stops the crawl
-(``focuscrawl.diskfull``): nothing more is written, not even the snapshot at close, and the same
+(``focuscrawl.seam.output.diskfull``): nothing more is written, not even the snapshot at close, and
+the same
 command resumes once space is freed.
 """
 
@@ -37,19 +38,19 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 
-from . import options
-from . import signals as focus_signals
-from .completion import lease_of
-from .core.frontier import Entry, Frontier, Link
-from .core.frontier.learned import EXPLORE
-from .core.frontier.stores import JournalSpill, SQLiteStore, StoreError
-from .diskfull import is_disk_full, stop_crawl
-from .engine import downloading, has_engine, pages_in_spider
+from focuscrawl.core.frontier import Entry, Frontier, Link
+from focuscrawl.core.frontier.learned import EXPLORE
+from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
+from focuscrawl.seam import options
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.completion import lease_of
+from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
+from focuscrawl.seam.output.diskfull import is_disk_full, stop_crawl
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from .services import FocusServices
+    from focuscrawl.seam.services import FocusServices
 
 logger = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .core.frontier.registry import STRATEGIES
-from .core.relevance import parse_keywords
-from .core.urls import canonical
+from focuscrawl.core.frontier.registry import STRATEGIES
+from focuscrawl.core.relevance import parse_keywords
+from focuscrawl.core.urls import canonical
 
 
 class ArgumentError(ValueError):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .core.frontier import DEFAULT_STRATEGY
-from .core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
+from focuscrawl.core.frontier import DEFAULT_STRATEGY
+from focuscrawl.core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
 
 #: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
 FRONTIER_MEMORY = 500_000

@@ -1,14 +1,14 @@
 """A full disk stops the crawl in one line, resumable, instead of a storm of tracebacks.
 
 When a write of the crawl's own files fails because the disk (or the quota) is full -- the
-JOBDIR journal (``focuscrawl.jobdir``: SQLite reports ``SQLITE_FULL``) or the JSON-lines feed
-(``focuscrawl.feeds``: ``OSError`` ENOSPC/EDQUOT) -- the component that saw it calls
+JOBDIR journal (``focuscrawl.seam.persistence.jobdir``: SQLite reports ``SQLITE_FULL``) or the JSON-lines feed
+(``focuscrawl.seam.output.feeds``: ``OSError`` ENOSPC/EDQUOT) -- the component that saw it calls
 :func:`stop_crawl`, which, once per crawl:
 
-1. sends :data:`focuscrawl.signals.disk_full`: the scheduler stops its journal where it is (the
+1. sends :data:`focuscrawl.seam.signals.disk_full`: the scheduler stops its journal where it is (the
    last commit), exactly as if the process had been killed there, and hands out no more URLs;
 2. logs one ERROR line naming the file and saying to free space, sets
-   :data:`~focuscrawl.signals.DISK_FULL_STAT` (``scrapy crawl`` then exits 1);
+   :data:`~focuscrawl.seam.signals.DISK_FULL_STAT` (``scrapy crawl`` then exits 1);
 3. keeps Scrapy's SpiderState from rewriting ``JOBDIR/spider.state`` at close (on a full disk it
    would leave the file empty);
 4. closes the spider with the finish reason :data:`DISK_FULL`.
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 from scrapy import signals as scrapy_signals
 from scrapy.extensions.spiderstate import SpiderState
 
-from . import signals as focus_signals
-from .engine import close
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.engine import close
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -32,9 +32,9 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
-from ..core.traps import ServerCap, UrlRules, is_near
-from ..meta import LEASE, LINK
-from ..services import FocusServices
+from focuscrawl.core.traps import ServerCap, UrlRules, is_near
+from focuscrawl.seam.meta import LEASE, LINK
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

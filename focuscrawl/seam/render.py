@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
-MIDDLEWARE = "focuscrawl.render.RenderMiddleware"
+MIDDLEWARE = "focuscrawl.seam.render.RenderMiddleware"
 MIDDLEWARE_ORDER = 940  # just before PolitenessMiddleware (950): both only touch meta / wait
 RENDER_MODES = ("", "none", "js")
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

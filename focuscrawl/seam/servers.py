@@ -1,6 +1,7 @@
 """The politeness unit of a URL, shared by the scheduler and the politeness, robots.txt and filter
 middlewares (a module of their own: middlewares never import the scheduler, nor the scheduler a
-middleware).  The crawl's one :class:`ServerKeys` is ``focuscrawl.services.FocusServices.servers``
+middleware).  The crawl's one :class:`ServerKeys` is
+``focuscrawl.seam.services.FocusServices.servers``
 (its one HostPolicy, ``FocusServices.policy``).
 
 A server is a host name, or with ``FOCUS_SERVER_KEY = "ip"`` the host's IP address, so that host
@@ -8,7 +9,7 @@ names on one machine share one politeness slot.  The address is never looked up 
 thread: :meth:`ServerKeys.resolve` asks the reactor's resolver (under ``scrapy crawl`` Scrapy's
 ``CachingThreadedResolver``, whose lookups run in the reactor's thread pool and are cached, the
 cache Scrapy's downloads use; Twisted's threaded ``getaddrinfo`` resolver otherwise) *before* a
-request reaches the scheduler: ``focuscrawl.middlewares.addresses`` does it for seeds, outlinks
+request reaches the scheduler: ``focuscrawl.seam.middlewares.addresses`` does it for seeds, outlinks
 and redirect targets.  :meth:`ServerKeys.key` only reads what was resolved and never blocks.  A
 host name that does not resolve is its own server (as before), and so is one asked for before
 it was resolved (a request that reached the scheduler another way): its first key stays its key
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from twisted.internet.defer import Deferred, maybeDeferred
 
-from .core.urls import host
+from focuscrawl.core.urls import host
 
 if TYPE_CHECKING:
     from twisted.python.failure import Failure

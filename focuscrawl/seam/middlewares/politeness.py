@@ -29,10 +29,10 @@ from scrapy import signals
 from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
-from .. import signals as focus_signals
-from ..meta import FINISHED, LEASE, SERVER, STARTED
-from ..records import is_html
-from ..services import FocusServices
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.meta import FINISHED, LEASE, SERVER, STARTED
+from focuscrawl.seam.records import is_html
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy import Request

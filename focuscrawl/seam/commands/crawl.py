@@ -5,10 +5,11 @@ of another crawl, or an unreachable Redis: Scrapyd, cron and shell scripts then 
 Here the component that refuses the crawl logs one line and sets ``focus/start_error`` (or the
 spider closes with ``bad_arguments``); this command turns that into exit status 1.  A component
 that cannot even be built because the crawl lacks the FocusServices extension
-(``focuscrawl.services.MissingServices``) is reported the same way: one line, not a traceback,
+(``focuscrawl.seam.services.MissingServices``) is reported the same way: one line, not a traceback,
 exit status 1.  A crawl stopped by a full disk (finish reason ``disk_full``, stat
-``focus/disk_full``: ``focuscrawl.diskfull``) exits 1 too: it is not complete until the same
-command is run again with space freed.  Selected by ``COMMANDS_MODULE = "focuscrawl.commands"``
+``focus/disk_full``: ``focuscrawl.seam.output.diskfull``) exits 1 too: it is not complete until the
+same
+command is run again with space freed.  Selected by ``COMMANDS_MODULE = "focuscrawl.seam.commands"``
 in the settings (Scrapyd runs the same command).
 """
 
@@ -22,9 +23,9 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.exceptions import UsageError
 from twisted.internet.defer import Deferred
 
-from ..diskfull import DISK_FULL
-from ..services import MissingServices
-from ..signals import DISK_FULL_STAT, START_ERROR_STAT
+from focuscrawl.seam.output.diskfull import DISK_FULL
+from focuscrawl.seam.services import MissingServices
+from focuscrawl.seam.signals import DISK_FULL_STAT, START_ERROR_STAT
 
 if TYPE_CHECKING:
     import argparse

@@ -32,7 +32,8 @@ forgotten (``focus/robots/forgotten``) and its robots.txt fetched again if a req
 comes (a parsed file takes 1-2 KB: a crawl of a million hosts would keep GBs).  A request
 refused here raises IgnoreRequest and is counted in ``focus/robots/disallowed`` (or
 ``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` (found
-through ``focuscrawl.services.FocusServices.robots``, where this middleware registers itself) to
+through ``focuscrawl.seam.services.FocusServices.robots``, where this middleware registers itself)
+to
 drop outlinks to hosts whose rules are already known, before they reach the scheduler.
 """
 
@@ -54,9 +55,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
-from ..core.urls import URL_CACHE_SIZE
-from ..meta import ROBOTS, ROBOTS_WAIT, SERVER
-from ..services import FocusServices
+from focuscrawl.core.urls import URL_CACHE_SIZE
+from focuscrawl.seam.meta import ROBOTS, ROBOTS_WAIT, SERVER
+from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from urllib.parse import ParseResult

@@ -1,0 +1,124 @@
+"""FocusPriorityQueue: a focuscrawl crawl order inside Scrapy's *default* scheduler.
+
+    SCHEDULER = "scrapy.core.scheduler.Scheduler"
+    SCHEDULER_PRIORITY_QUEUE = "focuscrawl.seam.pqueues.FocusPriorityQueue"
+
+For projects that keep Scrapy's scheduler (or a subclass of it): requests are ordered by the
+``FOCUS_STRATEGY`` frontier and handed out per server as FocusScheduler does.  What it cannot do
+is what Scrapy's scheduler hides from a queue: its dupefilter drops a rediscovered URL before the
+queue sees it, so there is no promotion by a second, better link (the link-graph promotions of
+``cho-distance`` still happen when a page turns out hot).  FocusScheduler has none of these
+limits; this class is the compatible path.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.request import request_from_dict
+
+from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.urls import canonical
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.engine import pages_in_spider
+from focuscrawl.seam.meta import LINK
+from focuscrawl.seam.options import frontier_options
+from focuscrawl.seam.servers import ServerKeys
+from focuscrawl.seam.services import FocusServices
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+
+class FocusPriorityQueue:
+    STATE_FILE = "focus_pqueue.pickle"
+
+    def __init__(self, crawler: Crawler, key: str = "", startprios: Iterable[Any] = ()) -> None:
+        s = crawler.settings
+        self.crawler = crawler
+        self.key = key
+        services = crawler.get_extension(FocusServices)
+        # without the extension: by host name (by IP, each host is its own server)
+        self.servers = (services.servers if services is not None
+                        else ServerKeys(s.get("FOCUS_SERVER_KEY", "host")))
+        options = frontier_options(s, getattr(crawler, "spider", None))
+        for name in ("max_pages", "work_conserving"):  # Scrapy's scheduler: no budget, no slots
+            options.pop(name)
+        # no spilling: this queue keeps every Request object in memory anyway, and its state
+        # file saves only the URLs queued in memory
+        options["frontier_memory"] = 0
+        self.frontier = make_frontier(options.pop("strategy"), **options)
+        self._requests: dict[str, Request] = {}
+        self._pending: dict[str, dict] = {}
+        self.strict = s.getbool("FOCUS_STRICT_ORDER", False)
+        if key and startprios and os.path.exists(self._state_path()):
+            with open(self._state_path(), "rb") as f:
+                state = pickle.load(f)
+            self.frontier.restore(state["frontier"])
+            self._pending = state["requests"]  # dicts, turned back into requests when popped
+        crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
+
+    @classmethod
+    def from_crawler(
+        cls, crawler: Crawler, downstream_queue_cls: Any, key: str,
+        startprios: Iterable[Any] = (), *, start_queue_cls: Any = None,
+    ) -> FocusPriorityQueue:
+        return cls(crawler, key, startprios)
+
+    def _page_scored(self, url: str, score: float, hot: bool, digest: Any = None,
+                     **kwargs: Any) -> None:
+        self.frontier.crawled(url, score, hot, digest)
+
+    def push(self, request: Request) -> None:
+        try:
+            url = canonical(request.url)
+        except ValueError:
+            url = request.url
+        focus = request.meta.get(LINK) or {}
+        link = Link(
+            url, host=self.servers.key(url), anchor=focus.get("anchor", ""),
+            parent=focus.get("parent"), parent_score=float(focus.get("parent_score", 0.0)),
+            parent_hot=bool(focus.get("parent_hot", False)),
+            depth=int(request.meta.get("depth", 0)), keyword=bool(focus.get("keyword")),
+            force=True,  # Scrapy's dupefilter already decided this request is new
+            context=focus.get("context", ""), chrome=bool(focus.get("chrome", False)),
+        )
+        if self.frontier.add(link):
+            self._requests[url] = request
+
+    def pop(self) -> Request | None:
+        if self.strict and pages_in_spider(self.crawler):
+            return None
+        while (entry := self.frontier.pop()) is not None:
+            request = self._requests.pop(entry.url, None)
+            if request is not None:
+                return request
+            data = self._pending.pop(entry.url, None)
+            if data is not None:
+                return request_from_dict(data, spider=self.crawler.spider)
+        return None
+
+    def peek(self) -> Request | None:
+        return None  # the next request depends on which servers are ready: no cheap peek
+
+    def close(self) -> list[int]:
+        if not self.key or not len(self.frontier):
+            return []
+        spider = self.crawler.spider
+        queued = {u: r.to_dict(spider=spider) for u, r in self._requests.items()
+                  if u in self.frontier.entries}  # evicted requests are not kept
+        queued.update({u: d for u, d in self._pending.items() if u in self.frontier.entries})
+        os.makedirs(self.key, exist_ok=True)
+        with open(self._state_path(), "wb") as f:
+            pickle.dump({"frontier": self.frontier.snapshot(), "requests": queued}, f)
+        return [0]  # Scrapy's scheduler stores this and hands it back as startprios
+
+    def _state_path(self) -> str:
+        return os.path.join(self.key, self.STATE_FILE)
+
+    def __len__(self) -> int:
+        return len(self.frontier)

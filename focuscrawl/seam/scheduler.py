@@ -1,0 +1,452 @@
+"""FocusScheduler: Scrapy's scheduler contract over a focuscrawl frontier.
+
+A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl order; this class
+
+* turns requests into compact frontier records and back (``focuscrawl.seam.records``, shared with
+  the distributed scheduler),
+* owns the seen-set, so a rediscovered URL is a link to learn from (a better score, a shorter
+  distance from a hot page), not a duplicate to drop,
+* hands out only requests whose server can take one now (``HostPolicy``), best order first,
+* counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
+  from the moment it is handed out until its download ends, and after if it gave a page (a 2xx
+  HTML response, ``records.is_page``),
+* with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
+  a snapshot plus a journal of every operation, so that the same command resumes after a clean
+  stop *or* a kill -9 (``focuscrawl.seam.persistence.jobdir.Jobdir``, which the scheduler holds).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.settings import get_settings_priority
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.job import job_dir
+from scrapy.utils.misc import load_object
+
+from focuscrawl.core.frontier import Entry, Frontier, HostPolicy, make_frontier
+from focuscrawl.core.frontier.stores import StoreError
+from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.completion import Completion
+from focuscrawl.seam.engine import Waker, downloading, pages_in_spider, warn_if_missing
+from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, TRANSIENT
+from focuscrawl.seam.options import frontier_options
+from focuscrawl.seam.persistence.jobdir import Jobdir, JournalStore, _Lease, _link_tuple
+from focuscrawl.seam.records import Records, is_page, server_by
+from focuscrawl.seam.services import FocusServices, missing_message
+from focuscrawl.seam.signals import START_ERROR_STAT
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+# Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
+_DROPPED = (("max redirections", "max_redirections"),
+            ("during decompression", "decompressed_too_large"))
+
+
+class FocusScheduler:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.settings = crawler.settings
+        self.stats = crawler.stats
+        # the shared parts (politeness state, page completion); None: open() refuses to start
+        self.services: FocusServices | None = crawler.get_extension(FocusServices)
+        self.server_by = server_by(self.settings)
+        self.jobdir_path = job_dir(self.settings)
+        self.jobdir: Jobdir | None = None  # crash-safe persistence, made at open with JOBDIR
+        self.frontier: Frontier | None = None
+        self.records: Records | None = None  # requests <-> frontier records, made at open
+        self.spider: Spider | None = None
+        self.max_pages = 0
+        self.pages = 0  # pages fetched (non-redirect responses to requests handed out here)
+        self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
+        self._lease_seq = 0
+        self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
+        self.explain = self.settings.getbool("FOCUS_EXPLAIN", False)
+        slack = self.settings.get("FOCUS_SLACK")
+        # None: the crawl order's own default (Frontier.default_slack), known at open
+        self.slack: float | None = None if slack in (None, "") else self.settings.getfloat(
+            "FOCUS_SLACK")
+        if self.slack is not None and not 0.0 <= self.slack <= 1.0:
+            raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
+        self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
+        self.error: str | None = None  # the crawl could not start (see open)
+        self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
+        crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
+        crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
+        return cls(crawler)
+
+    @property
+    def policy(self) -> HostPolicy:
+        assert self.services is not None, "a FocusScheduler that did not start has no policy"
+        return self.services.policy
+
+    @property
+    def completion(self) -> Completion:
+        assert self.services is not None, "a FocusScheduler that did not start has no pages"
+        return self.services.completion
+
+    # -- the JOBDIR state (focuscrawl.seam.persistence.jobdir.Jobdir), as the crash-safety tests re
+    @property
+    def store(self) -> JournalStore | None:
+        """The journal, while a JOBDIR crawl is open (None without JOBDIR)."""
+        return self.jobdir.store if self.jobdir is not None else None
+
+    @property
+    def resumed(self) -> bool:
+        """This crawl continues a JOBDIR's earlier run."""
+        return self.jobdir is not None and self.jobdir.resumed
+
+    @property
+    def _open(self) -> dict[int, _Lease]:
+        return self.jobdir.open if self.jobdir is not None else {}
+
+    @property
+    def _order(self) -> int:
+        return self.jobdir.order if self.jobdir is not None else 0
+
+    @property
+    def _orders(self) -> dict[str, int]:
+        return self.jobdir.orders if self.jobdir is not None else {}
+
+    # -- Scrapy's scheduler contract --------------------------------------------------------
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        warn_if_missing(self.crawler)
+        options = self._options(spider)
+        self.max_pages = options.pop("max_pages")
+        strategy = options.pop("strategy")
+        try:
+            self._check_components()
+            if strategy == "learned" and not options.get("keywords"):
+                strategy = self._without_keywords(spider)
+            self.order_options = {"strategy": strategy, **options}
+            self.frontier = make_frontier(strategy, **options)
+            assert self.services is not None  # _check_components
+            self.records = Records(self.stats, self.services.servers, spider,
+                                   learns=getattr(self.frontier, "learns", False))
+            if self.slack is None:
+                self.slack = self.frontier.default_slack
+            # a URL whose robots.txt is unreachable waits here (next_request keeps its server
+            # back), not refused and lost
+            self.services.policy.holding = True
+            if self.jobdir_path:
+                assert self.services is not None
+                self.jobdir = Jobdir(self.crawler, self.jobdir_path, self.services,
+                                     counts=lambda: (self.pages, self._lease_seq))
+                self.pages, self._lease_seq = self.jobdir.load(self.frontier,
+                                                               self.order_options)
+            # the spider drops the outlinks the order would ignore (a URL handed out) or only
+            # count as an in-link (a URL queued, in the learned order)
+            self.services.known_urls.register(
+                None if not self.frontier.may_ignore()
+                else self._drops if self.frontier.counts_inlinks else self.frontier.ignores)
+        except (NotConfigured, StoreError) as e:
+            # one line and a non-zero exit (focuscrawl.seam.commands.crawl), not a traceback: the
+            # crawl ends at once, every request it is given is dropped
+            self.error = str(e)
+            self.frontier = None
+            if self.jobdir is not None:  # a JOBDIR of another crawl: left as it was
+                self.jobdir.close()
+                self.jobdir = None
+            logger.error("focuscrawl: %s", self.error)
+            self.stats.set_value(START_ERROR_STAT, self.error)
+            return
+        logger.info(
+            "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, self.max_pages,
+            f", resumed with {len(self.frontier)} queued and {self.pages} fetched"
+            if self.pages else "",
+        )
+
+    def close(self, reason: str) -> None:
+        self.waker.cancel()
+        if self.services is not None and self.frontier is not None:
+            self.services.known_urls.register(None)
+        self._update_stats()
+        if self.store is not None and self.frontier is not None:
+            assert self.jobdir is not None
+            self.pages = self.jobdir.save(self.pages, self._lease_seq)
+            self._leases.clear()
+            self.jobdir.close()
+        if self.frontier is not None:
+            self.frontier.close()  # its spill file (FOCUS_FRONTIER_MEMORY), if any
+
+    def has_pending_requests(self) -> bool:
+        return self.frontier is not None and len(self.frontier) > 0 and self._budget() > 0
+
+    def __len__(self) -> int:
+        return len(self.frontier) if self.frontier is not None else 0
+
+    def enqueue_request(self, request: Request) -> bool:
+        if self.error is not None:
+            return False
+        assert self.frontier is not None, "enqueue_request() before open()"
+        meta = request.meta
+        lease = meta.pop(LEASE, None)  # a redirect or retry copies the original's meta
+        source = meta.pop(FROM, None)  # the lease of the page that yielded this outlink
+        for key in TRANSIENT:  # what the politeness middlewares left on a redirect or retry
+            meta.pop(key, None)
+        if request.errback == self._fetch_failed:
+            request.errback = None
+        records = self.records
+        assert records is not None
+        url = records.url(request)
+        if url is None:
+            self._settle(lease, source)
+            return False
+        link = records.link(request, url)
+        if self.store is not None:
+            self.store.record("add", _link_tuple(link))
+        queued = records.queued(self.frontier.add(link))
+        if not queued:
+            if source is None and lease is not None and "redirect_times" in meta:
+                self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
+        self._settle(lease, source)
+        return queued
+
+    def _drops(self, url: str, parent_score: float, parent: str | None = None) -> bool:
+        """``KnownUrls.ignores`` for an order that counts in-links: a link it ignores, or one
+        it only counts (counted here, journaled first, as :meth:`enqueue_request` would)."""
+        frontier = self.frontier
+        assert frontier is not None
+        if frontier.ignores(url, parent_score):
+            return True
+        if parent is None or not frontier.only_counts(url, parent, parent_score):
+            return False
+        if self.store is not None:
+            self.store.record("inlink", url)
+        frontier.count_inlink(url)
+        return True
+
+    def next_request(self) -> Request | None:
+        frontier = self.frontier
+        if frontier is None or self._budget() <= 0:
+            return None
+        if self.store is not None and self.store.halted:
+            return None  # the disk is full: the crawl is stopping (focuscrawl.seam.output.diskfull)
+        if self.strict and pages_in_spider(self.crawler):
+            return None  # the engine asks again once the page has left the spider
+        if self.jobdir is not None and self.jobdir.at_open_limit():
+            return None  # the engine asks again when a page is done (it leaves the spider)
+        policy = self.policy
+        now = policy.clock()
+        held = policy.is_held if policy.held else None  # servers waiting for robots.txt
+        entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now), held)
+        if entry is None:
+            # Nothing is due.  Choose late, with every link parsed meanwhile: wake the engine
+            # when the next server is due.  Only if that is impossible, hand out the best
+            # request of a server merely waiting out its delay (the middleware holds it).
+            if self._wake_when_due(now):
+                return None
+            held = policy.is_held if policy.held else None  # holds may have ended
+            entry = self._pop(lambda h: policy.can_dispatch(h) and not (
+                held and held(h, now)), held)
+        if entry is None:
+            return None
+        self._lease_seq += 1
+        assert self.records is not None
+        request = self.records.request(entry, self._lease_seq)
+        if self.explain:
+            why = frontier.explain(entry)
+            if why is not None:
+                request.meta[LINK]["why"] = why
+        self._leases[self._lease_seq] = entry
+        if request.errback is None:
+            request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
+        if self.store is not None:
+            assert self.jobdir is not None
+            self.jobdir.take(self._lease_seq, entry)
+        policy.reserve(entry.host)
+        return request
+
+    # -- signals ----------------------------------------------------------------------------
+    def _page_scored(self, url: str, score: float, hot: bool, digest: Any = None,
+                     **kwargs: Any) -> None:
+        if self.frontier is not None:
+            if self.store is not None:
+                self.store.record("scored", url, score, hot, digest)
+            self.frontier.crawled(url, score, hot, digest)
+            if self.frontier.stats["pages"] % 20 == 0:
+                self._update_stats()
+
+    def _request_finished(self, request: Request, status: int | None, html: bool = True,
+                          **kwargs: Any) -> None:
+        """A handed-out request ended (politeness middleware): free its share of the budget."""
+        lease = request.meta.get(LEASE)
+        entry = self._leases.pop(lease, None) if lease is not None else None
+        if entry is None:
+            return
+        page = is_page(status, html)
+        if not page:
+            # no page: an error or a file the spider skips (both teach the learned order that
+            # the link was not worth its fetch), a redirect to follow (its target comes back
+            # as a link of its own) or a URL sent back to wait for its robots.txt (never tried)
+            learn = (status is None or not 300 <= status < 400) and not request.meta.get(
+                ROBOTS_WAIT)
+            if self.store is not None:
+                self.store.record("failed", entry.url, learn)
+            assert self.frontier is not None
+            self.frontier.failed(entry.url, learn)
+        if page:
+            self.pages += 1
+            if self.jobdir is None or self.store is None:
+                request.meta[ORDER] = self.pages
+            else:
+                request.meta[ORDER] = self.jobdir.count(lease)
+            self.stats.set_value("focus/pages_fetched", self.pages)
+        elif (status is None and self.store is not None
+              and request.errback not in (None, self._fetch_failed)):
+            self.completion.finish(lease)  # its own errback: no sure way to see it end
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _settle(self, lease: int | None, source: int | None) -> None:
+        """A queued request pays what its origin owed (JOBDIR: see Jobdir.settle)."""
+        if self.jobdir is not None:
+            self.jobdir.settle(lease, source)
+
+    def _wake_when_due(self, now: float) -> bool:
+        """Ask the engine for a request again when the next waiting server is due.
+
+        Servers held for their robots.txt are waited for only while the crawl has something
+        else to do (seeds still to come included); once they are all that is left, the holds
+        end (their URLs are refused while the robots.txt is still unreachable) rather than
+        keep a finished crawl open.
+        """
+        policy = self.policy
+        waiting = [s.next_start for s in policy.servers.values()
+                   if s.next_start > now and s.pending + s.active < s.concurrency]
+        holds = policy.holds(now) if policy.held else None
+        if holds:
+            assert self.services is not None  # policy.held: the scheduler opened
+            busy = (bool(waiting) or bool(self._leases) or pages_in_spider(self.crawler)
+                    or downloading(self.crawler) or self.services.seeds_pending)
+            if busy:
+                waiting.extend(holds)
+            else:
+                n = policy.end_holds()
+                self.stats.inc_value("focus/robots/holds_ended", n)
+                logger.info("Only servers waiting for their robots.txt are left: %d server(s) "
+                            "no longer held, their URLs refused while it is unreachable", n)
+                return False
+        if not waiting:  # every server is busy: a finished download wakes the engine
+            return self.waker.can_wake()
+        return self.waker.at(min(waiting), now)
+
+    def _budget(self) -> int:
+        return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
+
+    def progress(self) -> dict[str, int] | None:
+        """Figures for the focus log line (focuscrawl.seam.watch.logstats); None if the crawl never
+        started."""
+        f = self.frontier
+        if f is None:
+            return None
+        servers = self.policy.servers.values()
+        return {"pages": self.pages, "max_pages": self.max_pages, "queued": len(f),
+                "hot": f.stats.get("pages_hot", 0), "servers": len(self.policy.servers),
+                "servers_busy": sum(1 for s in servers if s.active or s.pending)}
+
+    def _check_components(self) -> None:
+        """Refuse to start, rather than hang, without the shared parts (the FocusServices
+        extension) and the middlewares the scheduler relies on (a project that set only
+        ``SCHEDULER``): one line naming every missing setting."""
+        missing = []
+        if self.services is None:
+            missing.append(f"{FocusServices.__module__}.FocusServices in EXTENSIONS")
+        needs = [("DOWNLOADER_MIDDLEWARES", "sends_request_finished",
+                  "focuscrawl.seam.middlewares.politeness.PolitenessMiddleware")]
+        if self.jobdir_path:
+            needs.append(("SPIDER_MIDDLEWARES", "marks_pages_done",
+                          "focuscrawl.seam.middlewares.journal.PageCompletionMiddleware"))
+        for setting, marker, name in needs:
+            enabled = build_component_list(self.settings.getwithbase(setting))
+            if not any(getattr(load_object(c), marker, False) for c in enabled):
+                missing.append(f"{name} in {setting}")
+        if missing:
+            raise NotConfigured(missing_message(type(self).__name__, needs=missing))
+
+    def _without_keywords(self, spider: Spider) -> str:
+        """The learned order needs the topic's keywords.  A spider that reported bad arguments
+        stops the crawl itself; a spider of another project that has no keywords (and did not
+        ask for the learned order) gets best-first; asking for it without keywords is an
+        error."""
+        if getattr(spider, "argument_error", None):
+            return "breadth-first"  # nothing is fetched: the spider closes at start
+        chosen = ("strategy" in (getattr(spider, "focus_options", None) or {})
+                  or (self.settings.getpriority("FOCUS_STRATEGY") or 0)
+                  > get_settings_priority("project"))
+        if chosen:
+            raise NotConfigured("the learned strategy needs keywords: give the spider "
+                                "-a keywords=... or set FOCUS_KEYWORDS")
+        logger.warning("focuscrawl: no keywords (FOCUS_KEYWORDS) for the default learned "
+                       "strategy; crawling best-first")
+        return "best-first"
+
+    def _options(self, spider: Spider) -> dict[str, Any]:
+        return frontier_options(self.settings, spider)
+
+    def _update_stats(self) -> None:
+        if self.records is not None:
+            self.records.flush_stats()
+        f = self.frontier
+        if f is None:
+            return
+        stats = self.stats
+        for name in ("pages", "pages_hot", "promotions", "evicted", "batches", "duplicates",
+                     "scheme_twins"):
+            stats.set_value(f"focus/{name}", f.stats.get(name, 0))
+        for name, value in f.describe().items():
+            stats.set_value(f"focus/{name}", value)
+        if f.spilled is not None:  # FOCUS_FRONTIER_MEMORY
+            for name, value in f.memory_stats().items():
+                stats.set_value(f"focus/frontier/{name}", value)
+        if f.slack_waits:
+            stats.set_value("focus/slack_waits", f.slack_waits)
+        if f.stats.get("pages"):
+            stats.set_value("focus/hot_rate", round(f.stats["pages_hot"] / f.stats["pages"], 4))
+
+    def _fetch_failed(self, failure: Any) -> Any:
+        """Errback of handed-out requests: a page that failed or was dropped ends here.
+
+        Counts the drops Scrapy makes silently (``focus/fetch/dropped/<reason>``: a redirect
+        chain too long, a body inflating past DOWNLOAD_MAXSIZE) and, with JOBDIR, settles the
+        page's lease.  Returns the failure: Scrapy then logs it as without an errback.
+        """
+        exc = failure.value
+        if isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
+            text = str(exc)
+            for needle, reason in _DROPPED:
+                if needle in text:
+                    self.stats.inc_value(f"focus/fetch/dropped/{reason}")
+        request = getattr(failure, "request", None)
+        if request is not None and self.store is not None:
+            self.completion.finish(request.meta.get(LEASE))
+        return failure
+
+    def _pop(self, ready: Any, held: Any) -> Entry | None:
+        """frontier.pop(), journaling a batch choice (Best-N-First) the pop made, and what a
+        pop that chose nothing changed."""
+        frontier = self.frontier
+        assert frontier is not None
+        st = frontier.stats
+        batches, flushes = st["batches"], st["flushes"]
+        moves = st["spills"] + st["reloads"]
+        entry = frontier.pop(ready, self.slack, held)
+        if self.store is not None:
+            for _ in range(st["batches"] - batches):
+                self.store.record("batch")  # Best-N-First chose a batch (maybe two)
+            if entry is None and st["flushes"] != flushes:
+                self.store.record("flush")  # a learned order scored its new links
+            if (entry is None and st["batches"] == batches
+                    and st["spills"] + st["reloads"] != moves):
+                self.store.record("balance")  # spilled or reloaded (a batch choice does too)
+        return entry

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything focuscrawl, its tests and its benchmarks need on a fresh Debian machine:
 # system packages (redis-server, chromium, ...) when missing, then a virtualenv in .venv with the
-# project installed in editable mode.  Safe to run again: it only installs what is missing.
+# project installed in editable mode (with MkDocs, which builds docs/).  Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,13 +26,13 @@ fi
 stamp=.venv/.focuscrawl-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "setup: installing Python packages into .venv"
-    if ! .venv/bin/python -m pip install -e ".[test,eval,distributed,scrapyd]" \
+    if ! .venv/bin/python -m pip install -e ".[test,eval,distributed,scrapyd,docs]" \
             >.venv/pip.log 2>&1; then
         tail -n 30 .venv/pip.log
         echo "setup: pip install failed (full log: .venv/pip.log)"
         exit 1
     fi
-    .venv/bin/python -c "import scrapy, numpy, w3lib, pytest_twisted, xdist, scrapy_playwright, warcio, xxhash"
+    .venv/bin/python -c "import scrapy, numpy, w3lib, pytest_twisted, xdist, scrapy_playwright, warcio, xxhash, mkdocs"
     touch "$stamp"
 fi
 echo "setup: ready (.venv/bin/scrapy, .venv/bin/pytest)"

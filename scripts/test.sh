@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, installing what is missing first.
+# Runs the whole test suite, installing what is missing first: ruff, the docs site's strict
+# build, then pytest.
 #
 # The tests spend most of their time waiting on what they start (loopback web servers,
 # redis-server, Scrapyd, Chromium, `scrapy crawl` subprocesses, politeness delays), so they run
@@ -11,4 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
+# the docs site must build without a broken link or anchor (its log is shown only on failure;
+# not --quiet: that hides the warnings --strict counts)
+site=$(mktemp -d)
+if ! .venv/bin/mkdocs build --strict --site-dir "$site" >"$site.log" 2>&1; then
+    cat "$site.log"
+    rm -rf "$site" "$site.log"
+    echo "test: mkdocs build --strict failed (docs/, mkdocs.yml)"
+    exit 1
+fi
+rm -rf "$site" "$site.log"
 exec .venv/bin/python -m pytest -n 4 --dist worksteal "$@"

@@ -14,9 +14,8 @@ ALLOWED_SCHEMES = frozenset({"http", "https"})
 #: the robots.txt key, the trap rules' answer, the learned order's directory, urljoin's
 #: answer).  Their hits are a URL asked again by the spider, the filters and the scheduler
 #: while its page is handled, and a site's navigation links on the next pages fetched from
-#: it: 8,192 URLs are the distinct links of the last ~500 pages (bench/scale.py finds ~16 a
-#: page).  At 65,536 (32,768 for some) they held ~20 KB per page fetched until full, ~8,000
-#: pages into a crawl of many hosts: ~100 MB of the crawler's RSS, all of it bounded caches.
+#: it: a few hundred pages' distinct links.  Larger caches cost more RSS than their hits save
+#: (bench/scale.py; figures in docs/benchmarks.md).
 URL_CACHE_SIZE = 1 << 13
 
 

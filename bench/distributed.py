@@ -29,7 +29,6 @@ outlinks), and the Redis memory per queued URL.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import subprocess
@@ -117,9 +116,7 @@ class ScriptCounter(threading.Thread):
         super().__init__(daemon=True)
         from focuscrawl.distributed import scripts
 
-        self.names = {hashlib.sha1(text.encode()).hexdigest(): name
-                      for name, text in vars(scripts).items()
-                      if name.isupper() and isinstance(text, str)}
+        self.names = dict(scripts.BY_SHA)
         self.counts: Counter[str] = Counter()
         self.proc = subprocess.Popen(["redis-cli", "-u", redis_url, "monitor"],
                                      stdout=subprocess.PIPE, text=True)

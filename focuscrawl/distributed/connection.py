@@ -42,6 +42,7 @@ from scrapy_redis.connection import get_redis_from_settings
 
 from focuscrawl.seam.services import FocusServices
 
+from . import scripts
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 from .known import DEFAULT_LIMIT as DEFAULT_KNOWN
@@ -66,7 +67,7 @@ class CrawlLost(Unavailable):
     """Redis answers but the crawl's keys are gone (restarted without persistence, deleted)."""
 
 
-#: the error a Lua script returns when the crawl's ``cfg`` key is missing (``scripts.CHECK``)
+#: the error a Lua script returns when the crawl's ``cfg`` key is missing (``lua/check.lua``)
 LOST_MARK = "FOCUSCRAWL_LOST"
 RETRY_MAX = 2.0  # seconds between two attempts at most while Redis is down
 
@@ -137,6 +138,9 @@ class RedisLink:
             raise Unavailable(str(e)) from None
         except ResponseError as e:
             if LOST_MARK not in str(e):
+                where = scripts.explain(str(e))  # the .lua file and line of a script's error
+                if where != str(e):
+                    raise ResponseError(where) from e
                 raise
             self._lose()
             raise CrawlLost(self.lost) from None

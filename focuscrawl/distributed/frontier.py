@@ -17,9 +17,10 @@ unchanged, and adds what a cluster needs:
   operation exactly ADD's or CRAWLED's, in order): a page's outlinks cost one Redis round
   trip, not one per link; settled leases ride along (SETTLE's operation).
 
-Every decision is one Lua script (``scripts.py``), so the strategies keep their single-process
-semantics: the same calls in the same order give the same URLs as ``focuscrawl.core.frontier``'s
-classes (Best-N-First's batch shuffle uses its own seeded generator).
+Every decision is one Lua script (``lua/``, assembled by ``scripts.py``), so the strategies keep
+their single-process semantics: the same calls in the same order give the same URLs as
+``focuscrawl.core.frontier``'s classes (Best-N-First's batch shuffle uses its own seeded
+generator).
 """
 
 from __future__ import annotations

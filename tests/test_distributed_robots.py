@@ -153,8 +153,8 @@ async def test_workers_share_one_fetch_its_rules_and_its_crawl_delay(redis_serve
         assert b.stats.get_value("focus/robots/requests") is None
         # the Crawl-delay reaches b's policy (and through it the cluster) as if b had fetched
         assert FocusServices.of(b.crawler).policy.current_delay("a.test") == 2.0
-        assert a._rules[KEY].expires - a.clock() == pytest.approx(86400, abs=5)
-        assert b._rules[KEY].expires - b.clock() == pytest.approx(86400, abs=5)
+        assert a.robots.rules[KEY].expires - a.robots.clock() == pytest.approx(86400, abs=5)
+        assert b.robots.rules[KEY].expires - b.robots.clock() == pytest.approx(86400, abs=5)
 
     await as_deferred(scenario())
 
@@ -170,8 +170,8 @@ async def test_an_unreachable_robots_txt_is_shared_with_the_error_ttl(redis_serv
         assert down.calls == ["http://a.test/robots.txt"] * 2  # one retry, by the fetcher
         assert await outcome(b, "http://a.test/y.html") == "refused"
         assert b.crawler.engine.calls == []
-        assert b._rules[KEY].kind == DISALLOW_ALL
-        assert b._rules[KEY].expires - b.clock() == pytest.approx(600, abs=5)
+        assert b.robots.rules[KEY].kind == DISALLOW_ALL
+        assert b.robots.rules[KEY].expires - b.robots.clock() == pytest.approx(600, abs=5)
         assert 595_000 < redis_server.client().pttl(prefix + "rb:" + KEY) <= 600_000
 
     await as_deferred(scenario())
@@ -192,8 +192,8 @@ async def test_the_holds_in_a_row_are_counted_for_the_whole_cluster(redis_server
         b = worker_mw(redis_server.url, prefix, FakeEngine(b"busy", status=503), **down)
 
         async def turn(mw: RobotsTxtMiddleware) -> str:
-            own = mw._rules.get(KEY)
-            while client.exists(prefix + "rb:" + KEY) or own and own.expires > mw.clock():
+            own = mw.robots.rules.get(KEY)
+            while client.exists(prefix + "rb:" + KEY) or own and own.expires > mw.robots.clock():
                 await asyncio.sleep(0.01)  # the cluster's entry and the worker's rules expire
             try:
                 await mw.process_request(Request("http://a.test/x.html"))
@@ -206,13 +206,14 @@ async def test_the_holds_in_a_row_are_counted_for_the_whole_cluster(redis_server
         assert [await turn(a), await turn(b), await turn(a)] == ["held", "held", "refused"]
         assert a.crawler.engine.calls == ["http://a.test/robots.txt"] * 2
         assert b.crawler.engine.calls == ["http://a.test/robots.txt"]
-        assert (a._rules[KEY].failures, b._rules[KEY].failures) == (3, 2)
+        assert (a.robots.rules[KEY].failures, b.robots.rules[KEY].failures) == (3, 2)
         assert client.hget(prefix + "rb:" + KEY, "f") == b"3"
         b.crawler.engine.status = 404  # the server answers again: no rules, and no count
         assert await turn(b) == "allowed"
         assert not client.exists(prefix + "rf:" + KEY)
         a.crawler.engine.status = 503
-        a._rules[KEY].expires = a.clock()  # a's own rules expire too: it reads b's entry ...
+        # a's own rules expire too: it reads b's entry ...
+        a.robots.rules[KEY].expires = a.robots.clock()
         assert await a.process_request(Request("http://a.test/y.html")) is None
         assert len(a.crawler.engine.calls) == 2  # ... and fetches nothing
 

@@ -192,7 +192,7 @@ async def test_status_outcomes(status: int, expected: str, kind: str) -> None:
     async def scenario() -> None:
         mw = make_mw(FakeEngine(b"User-agent: *\nDisallow: /\n", status=status))
         assert await outcome(mw, "http://a.test/page.html") == expected
-        assert mw._rules["http://a.test:80"].kind == kind
+        assert mw.robots.rules["http://a.test:80"].kind == kind
         assert mw.stats.get_value(f"focus/robots/status/{status}") == 1
         if expected == "refused":
             assert mw.stats.get_value("focus/robots/unreachable") == 1
@@ -206,7 +206,7 @@ async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
         engine = FakeEngine(error=DownloadTimeoutError("took too long"))
         mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60, RETRY_TIMES=1)
         now = [1000.0]
-        mw.clock = lambda: now[0]
+        mw.robots.clock = lambda: now[0]
         assert await outcome(mw, "http://a.test/page.html") == "refused"
         assert mw.stats.get_value("focus/robots/error/DownloadTimeoutError") == 1
         assert mw.stats.get_value("focus/robots/retries") == 1
@@ -227,7 +227,7 @@ async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
 async def test_under_a_scheduler_that_holds_a_refused_request_waits_for_the_rules() -> None:
     async def scenario() -> None:
         mw = make_mw(FakeEngine(status=503), FOCUS_ROBOTSTXT_ERROR_TTL=60, RETRY_ENABLED=False)
-        mw.policy.holding = True  # as FocusScheduler turns it on
+        mw.robots.policy.holding = True  # as FocusScheduler turns it on
         request = Request("http://a.test/page.html", meta={"focus": {"anchor": "x"}})
         with pytest.raises(RobotsWait) as caught:
             await mw.process_request(request)
@@ -235,12 +235,13 @@ async def test_under_a_scheduler_that_holds_a_refused_request_waits_for_the_rule
         assert again is caught.value.again and again.url == request.url and again.dont_filter
         assert request.meta[ROBOTS_WAIT]  # for the scheduler: this request was never tried
         assert again.meta["focus"] == {"anchor": "x"}  # what the link said travels with it
-        assert mw.policy.is_held("a.test") and not mw.policy.is_due("a.test")
-        assert 59 < mw.policy.held["a.test"] - mw.policy.clock() <= 60  # until the rules expire
+        assert mw.robots.policy.is_held("a.test") and not mw.robots.policy.is_due("a.test")
+        policy = mw.robots.policy
+        assert 59 < policy.held["a.test"] - policy.clock() <= 60  # until the rules expire
         assert mw.stats.get_value("focus/robots/held") == 1
         assert mw.stats.get_value("focus/robots/unreachable") is None  # nothing refused
         assert mw.process_exception(request, IgnoreRequest("other")) is None
-        mw.policy.end_holds()  # nothing else left to crawl: refused, as without holding
+        mw.robots.policy.end_holds()  # nothing else left to crawl: refused, as without holding
         assert await outcome(mw, "http://a.test/page.html") == "refused"
         assert mw.stats.get_value("focus/robots/unreachable") == 1
 
@@ -253,9 +254,9 @@ async def test_a_host_is_held_a_few_times_in_a_row_and_never_when_unreached() ->
         engine = FakeEngine(status=503)
         mw = make_mw(engine, FOCUS_ROBOTSTXT_ERROR_TTL=60, FOCUS_ROBOTSTXT_TTL=100,
                      FOCUS_ROBOTSTXT_HOLDS=2, RETRY_ENABLED=False)
-        mw.policy.holding = True
+        mw.robots.policy.holding = True
         now = [0.0]
-        mw.clock = lambda: now[0]
+        mw.robots.clock = lambda: now[0]
 
         async def held(url: str) -> bool:
             try:
@@ -293,7 +294,7 @@ async def test_expired_rules_are_refetched_and_kept_when_the_refetch_fails() -> 
         mw = make_mw(engine, FOCUS_ROBOTSTXT_TTL=100, FOCUS_ROBOTSTXT_ERROR_TTL=10,
                      RETRY_ENABLED=False)
         now = [0.0]
-        mw.clock = lambda: now[0]
+        mw.robots.clock = lambda: now[0]
         assert await outcome(mw, "http://a.test/new/x") == "allowed"
         now[0] = 101.0
         engine.status = 503
@@ -321,12 +322,12 @@ async def test_the_rules_kept_are_bounded_least_recently_needed_first() -> None:
             assert await outcome(mw, f"http://{h}.test/x") == "allowed"
         assert [r.url for r in engine.calls] == [
             "http://a.test/robots.txt", "http://b.test/robots.txt", "http://c.test/robots.txt"]
-        assert list(mw._rules) == ["http://a.test:80", "http://c.test:80"]
+        assert list(mw.robots.rules) == ["http://a.test:80", "http://c.test:80"]
         assert mw.stats.get_value("focus/robots/forgotten") == 1
-        assert not mw.disallows("http://b.test/private/x")  # unknown now: the download asks
+        assert not mw.robots.disallows("http://b.test/private/x")  # unknown now: the download asks
         assert await outcome(mw, "http://b.test/private/x") == "refused"
         assert engine.calls[-1].url == "http://b.test/robots.txt" and len(engine.calls) == 4
-        assert mw.policy.current_delay(mw.servers.key("http://b.test/x")) == 3.0
+        assert mw.robots.policy.current_delay(mw.robots.servers.key("http://b.test/x")) == 3.0
 
     await as_deferred(scenario())
 
@@ -353,12 +354,13 @@ async def test_garbage_robots_txt_allows_and_counts() -> None:
 def test_disallows_answers_from_the_cache_only() -> None:
     mw = make_mw(FakeEngine())
     req = Request("http://a.test/private/x")
-    assert not mw.disallows(req.url)  # unknown yet: the downloader asks
-    mw._rules["http://a.test:80"] = parse_robots(b"User-agent: *\nDisallow: /private/", UA, 1e12)
-    assert mw.disallows(req.url)
-    assert not mw.disallows("http://a.test/public")
-    mw._rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
-    assert not mw.disallows(req.url)
+    assert not mw.robots.disallows(req.url)  # unknown yet: the downloader asks
+    mw.robots.rules["http://a.test:80"] = parse_robots(b"User-agent: *\nDisallow: /private/", UA,
+                                                       1e12)
+    assert mw.robots.disallows(req.url)
+    assert not mw.robots.disallows("http://a.test/public")
+    mw.robots.rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
+    assert not mw.robots.disallows(req.url)
 
 
 def test_the_answers_remembered_are_bounded_across_hosts(monkeypatch) -> None:
@@ -369,15 +371,16 @@ def test_the_answers_remembered_are_bounded_across_hosts(monkeypatch) -> None:
     mw = make_mw(FakeEngine())
     body = b"User-agent: *\nDisallow: /private/"
     for h in range(40):
-        mw._rules[f"http://h{h}.test:80"] = parse_robots(body, UA, 1e12)
+        mw.robots.rules[f"http://h{h}.test:80"] = parse_robots(body, UA, 1e12)
     for _ in range(2):
         for h in range(40):
-            assert mw.disallows(f"http://h{h}.test/private/p")
-            assert not mw.disallows(f"http://h{h}.test/public/p")
-            assert len(mw._answers) <= 16
-    mw._rules["http://h39.test:80"] = parse_robots(b"User-agent: *\nDisallow: /public/", UA, 1e12)
-    assert not mw.disallows("http://h39.test/private/p")
-    assert mw.disallows("http://h39.test/public/p")
+            assert mw.robots.disallows(f"http://h{h}.test/private/p")
+            assert not mw.robots.disallows(f"http://h{h}.test/public/p")
+            assert len(mw.robots.answers) <= 16
+    mw.robots.rules["http://h39.test:80"] = parse_robots(b"User-agent: *\nDisallow: /public/", UA,
+                                                         1e12)
+    assert not mw.robots.disallows("http://h39.test/private/p")
+    assert mw.robots.disallows("http://h39.test/public/p")
 
 
 # -- end to end, from the server's side ---------------------------------------------------------

@@ -62,9 +62,9 @@ def test_every_component_gets_the_same_parts_through_the_extension(tmp_path):
     sched = open_scheduler(crawler)
     assert sched.error is None
     try:
-        assert politeness.policy is robots.policy is sched.policy is services.policy
+        assert politeness.policy is robots.robots.policy is sched.policy is services.policy
         assert journal.completion is sched.completion is services.completion
-        assert links.services.robots is robots  # registered by the robots.txt middleware
+        assert links.services.robots is robots.robots  # registered by the robots.txt cache
         assert links.dirs is gate.dirs is services.directories is not None
         assert services.resumed is False  # a new JOBDIR
         # the one DirectoryStats is fed once per scored page

@@ -1,6 +1,7 @@
 """RedisRobotsTxtMiddleware: a host's robots.txt is fetched once per cluster.
 
-``RobotsTxtMiddleware`` whose fetch goes through Redis (``focuscrawl.distributed.robotscache``):
+The single process's ``RobotsCache`` over a source, :class:`RedisRobots`, whose fetch goes
+through Redis (``focuscrawl.distributed.robotscache``):
 the first worker to need a host's robots.txt takes the cluster's lease on it and fetches it as
 usual -- through the cluster-wide server slot of ``RedisPolitenessMiddleware``, spaced by the
 server's delay and counted in its concurrency like any request -- then stores the raw outcome
@@ -11,7 +12,7 @@ instead of fetching; while the lease is held they poll for the entry every
 ``FOCUS_REDIS_WORKER_TTL / 4`` seconds; if it dies or freezes, the lease expires after
 ``FOCUS_REDIS_WORKER_TTL`` and a waiting worker fetches instead.  Each worker parses the file
 and passes its Crawl-delay on as before.  Within a worker, requests for one host still share
-one load (the parent class's futures).  A server whose robots.txt answered 5xx/429 is held for
+one load (``RobotsCache``'s futures).  A server whose robots.txt answered 5xx/429 is held for
 the whole cluster (``RedisHosts.hold``): its URLs go back to Redis and wait there, and POP ends
 the holds once nothing is leased anywhere, no live worker's spider may still yield seeds and
 nothing else can be handed out.  ``FOCUS_ROBOTSTXT_HOLDS`` counts the cluster's fetches in a
@@ -27,39 +28,47 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
-from scrapy.exceptions import IgnoreRequest
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from focuscrawl.seam.middlewares.robots import (
     NOT_HELD,
     RESPONSE,
     Fetched,
-    RobotsTxtMiddleware,
-    Rules,
+    Outcome,
+    RobotsCache,
+    RobotsFetcher,
+    again,
 )
-
 from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 
 if TYPE_CHECKING:
+    from scrapy import Request
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from .connection import RedisLink
+    from .hosts import RedisHosts
+    from .robotscache import RedisRobotsCache
 
 logger = logging.getLogger(__name__)
 
 
-class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
-    """``DOWNLOADER_MIDDLEWARES``: in place of RobotsTxtMiddleware, at the same order (105)."""
+class RedisRobots:
+    """``RobotsSource`` of a cluster worker: robots.txt fetched once per cluster, servers held
+    for the whole cluster."""
 
-    def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)  # NotConfigured with FOCUS_ROBOTSTXT_OBEY = False
-        worker = RedisServices.of(crawler, self).redis_worker
-        self.shared = worker.robots
-        self.hosts = worker.hosts
-        self.link = worker.link
-        s = crawler.settings
-        self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
-        self.lease = s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0)
+    def __init__(self, fetcher: RobotsFetcher, shared: RedisRobotsCache, hosts: RedisHosts,
+                 link: RedisLink, stats: StatsCollector, *, poll: float, lease: float) -> None:
+        self.fetcher = fetcher
+        self.shared = shared
+        self.hosts = hosts
+        self.link = link
+        self.stats = stats
+        self.poll = poll
+        self.lease = lease
 
-    async def _fetch(self, key: str, url: str) -> Rules:
+    async def fetch(self, key: str, url: str) -> Outcome:
         waited = False
         while True:
             try:
@@ -70,8 +79,7 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
                 got = False
             if isinstance(got, SharedRobots):  # fetched by the cluster: this worker's rules
                 self.stats.inc_value("focus/robots/shared")
-                return self._apply(key, url, Fetched(got.kind, got.status, got.body), got.ttl,
-                                   got.failures)
+                return Outcome(Fetched(got.kind, got.status, got.body), got.ttl, got.failures)
             if got:  # this worker holds the lease: it fetches
                 break
             if not waited:
@@ -80,19 +88,20 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
             await asyncio.sleep(self.poll)  # another worker is fetching it
         keeper = asyncio.ensure_future(self._keep_lease(key))
         try:
-            fetched = await self._download(key, url)
+            fetched = await self.fetcher.download(key, url)
         except BaseException:
             keeper.cancel()
             self._quietly(f"robots.txt lease of {key} not given back", self.shared.release, key)
             raise
         keeper.cancel()
-        ttl = self.ttl_of(fetched)
+        ttl = self.fetcher.ttl_of(fetched)
         failed = fetched.kind == RESPONSE and fetched.unreachable  # answered 5xx/429
         failures = self._quietly(f"robots.txt of {key} not shared", lambda: self.shared.store(
-            key, fetched.kind, fetched.status, fetched.body, ttl, failed=failed, keep=self.ttl))
-        return self._apply(key, url, fetched, ttl, failures)  # Redis away: this worker's count
+            key, fetched.kind, fetched.status, fetched.body, ttl, failed=failed,
+            keep=self.fetcher.ttl))
+        return Outcome(fetched, ttl, failures)  # Redis away (None): this worker's count
 
-    def _hold_server(self, server: str, seconds: float) -> int:
+    def hold_server(self, server: str, seconds: float) -> int:
         """Hold the server for the whole cluster (``RedisHosts.hold``: POP hands out none of its
         URLs meanwhile); with Redis away, no hold: the request is refused."""
         try:
@@ -122,3 +131,30 @@ class RedisRobotsTxtMiddleware(RobotsTxtMiddleware):
                 logger.warning("robots.txt lease of %s lost (this worker froze past "
                                "FOCUS_REDIS_WORKER_TTL?): another worker may fetch it", key)
                 return
+
+
+class RedisRobotsTxtMiddleware:
+    """``DOWNLOADER_MIDDLEWARES``: in place of RobotsTxtMiddleware, at the same order (105): the
+    same :class:`RobotsCache` over :class:`RedisRobots`."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        s = crawler.settings
+        if not s.getbool("FOCUS_ROBOTSTXT_OBEY", True):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        worker = RedisServices.of(crawler, self).redis_worker
+        source = RedisRobots(RobotsFetcher(crawler), worker.robots, worker.hosts, worker.link,
+                             crawler.stats, poll=s.getfloat("FOCUS_REDIS_POLL", 0.1),
+                             lease=s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0))
+        self.robots = RobotsCache(crawler, source)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisRobotsTxtMiddleware:
+        return cls(crawler)
+
+    async def process_request(self, request: Request) -> None:
+        return await self.robots.check(request)
+
+    def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        return again(exception)

@@ -20,7 +20,7 @@ component that needs it and does not find it raises :class:`MissingServices`; th
 which must not raise, refuses to start with the same one-line message instead.  ``scrapy crawl``
 (``focuscrawl.seam.commands.crawl``) reports either as one line and exits with status 1.
 
-This module imports no middleware and no scheduler: the robots.txt middleware registers itself
+This module imports no middleware and no scheduler: the robots.txt rules cache registers itself
 (:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`, the scheduler its frontier's
 answer in :class:`KnownUrls`.
 """

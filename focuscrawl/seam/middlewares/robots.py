@@ -31,10 +31,14 @@ Rules are cached for ``FOCUS_ROBOTSTXT_TTL`` seconds (24 h, as RFC 9309 suggests
 forgotten (``focus/robots/forgotten``) and its robots.txt fetched again if a request for it
 comes (a parsed file takes 1-2 KB: a crawl of a million hosts would keep GBs).  A request
 refused here raises IgnoreRequest and is counted in ``focus/robots/disallowed`` (or
-``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsTxtMiddleware.disallows` (found
-through ``focuscrawl.seam.services.FocusServices.robots``, where this middleware registers itself)
-to
+``focus/robots/unreachable``).  The trap filter asks :meth:`RobotsCache.disallows` (found
+through ``focuscrawl.seam.services.FocusServices.robots``, where the cache registers itself) to
 drop outlinks to hosts whose rules are already known, before they reach the scheduler.
+
+The parts, shared with the distributed mode: :class:`RobotsFetcher` (one fetch, retried),
+:class:`RobotsCache` (the rules and the check a request passes) and a :class:`RobotsSource`
+(:class:`LocalRobots` here; ``focuscrawl.distributed.robots.RedisRobots`` shares the fetches of
+a cluster); the middleware puts them together.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlparse
 
 from protego import Protego
@@ -65,6 +69,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
+    from focuscrawl.core.frontier import HostPolicy
+
 logger = logging.getLogger(__name__)
 
 #: Google reads only the first 500 KiB of a robots.txt; FetchRulesMiddleware truncates there.
@@ -72,13 +78,13 @@ ROBOTS_MAX_BYTES = 500 * 1024
 ALLOW_ALL = "allow"
 DISALLOW_ALL = "disallow"
 PARSED = "parsed"
-#: what holding a server for its robots.txt did (``RobotsTxtMiddleware._hold_server``)
+#: what holding a server for its robots.txt did (``RobotsSource.hold_server``)
 NOT_HELD, HELD_NOW, HELD_ALREADY = 0, 1, 2
 #: what a robots.txt fetch gave (:class:`Fetched`)
 RESPONSE = "response"  # an HTTP response (its status; the body if 2xx)
 ERROR = "error"  # a network error or timeout, after the retries: unreachable
 IGNORED = "ignored"  # another middleware dropped the robots request: no rules
-#: robots.txt answers remembered, all hosts together (RobotsTxtMiddleware's cache; cleared
+#: robots.txt answers remembered, all hosts together (RobotsCache.answers; cleared
 #: when full): the link filter asks of every outlink and a site's navigation recurs on every
 #: page, but a cache per host kept an answer for every URL a crawl of 20,000 hosts ever met;
 #: keyed by URL, it is sized as the other URL caches are (URL_CACHE_SIZE says why)
@@ -192,134 +198,54 @@ def parse_robots(body: bytes, user_agent: str, expires: float) -> Rules:
     return Rules(PARSED, expires, parser, float(delay))
 
 
-class RobotsTxtMiddleware:
+@dataclass(slots=True, frozen=True)
+class Outcome:
+    """A robots.txt fetch's outcome as a :class:`RobotsSource` gives it: valid ``ttl`` seconds;
+    ``failures``: the fetches in a row answered 5xx/429 if counted elsewhere (a cluster's),
+    else None (the host's previous rules count them)."""
+
+    fetched: Fetched
+    ttl: float
+    failures: int | None = None
+
+
+class RobotsSource(Protocol):
+    """Where a host's robots.txt comes from and how its server is held: this process
+    (:class:`LocalRobots`) or a cluster (``focuscrawl.distributed.robots.RedisRobots``)."""
+
+    async def fetch(self, key: str, url: str) -> Outcome:
+        """The robots.txt at ``url`` (robots key ``key``); :class:`RobotsCache` asks once per
+        host at a time."""
+        ...
+
+    def hold_server(self, server: str, seconds: float) -> int:
+        """Hold ``server`` for ``seconds`` (its URLs wait): NOT_HELD, HELD_NOW or HELD_ALREADY
+        (the hold extended)."""
+        ...
+
+
+class RobotsFetcher:
+    """One fetch of a robots.txt through the engine, retried as RETRY_TIMES says; counted and
+    logged here.  Both modes fetch through it."""
+
     DOWNLOAD_PRIORITY = 1000
 
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
-        if not s.getbool("FOCUS_ROBOTSTXT_OBEY", True):
-            raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
-        self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
         self.ttl = s.getfloat("FOCUS_ROBOTSTXT_TTL", 86400.0)
         self.error_ttl = s.getfloat("FOCUS_ROBOTSTXT_ERROR_TTL", 600.0)
-        self.max_holds = s.getint("FOCUS_ROBOTSTXT_HOLDS", 3)
         # retried here, not by Scrapy's RetryMiddleware: its "Gave up retrying" is an ERROR
         # line with a traceback per host, for what is an ordinary state of the web
         self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
         self.retry_codes = {int(c) for c in s.getlist("RETRY_HTTP_CODES", [])}
-        services = FocusServices.of(crawler, self)
-        self.policy = services.policy
-        self.servers = services.servers
-        self.clock = time.monotonic
-        # least recently needed first: bounded by FOCUS_ROBOTSTXT_HOSTS
-        self._rules: OrderedDict[str, Rules] = OrderedDict()
-        self.max_hosts = max(1, s.getint("FOCUS_ROBOTSTXT_HOSTS", 10_000))
-        self._answers: Answers = {}  # the parsers' answers, every host's (_MAX_ANSWERS at most)
-        self._loading: dict[str, asyncio.Future[Rules]] = {}
-        self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
-        services.register_robots(self)  # for the trap filter
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
-        return cls(crawler)
+    def ttl_of(self, fetched: Fetched) -> float:
+        """How long a fetch's outcome holds: FOCUS_ROBOTSTXT_ERROR_TTL if unreachable."""
+        return self.error_ttl if fetched.unreachable else self.ttl
 
-    # -- the downloader middleware ---------------------------------------------------------
-    async def process_request(self, request: Request) -> None:
-        if request.meta.get("dont_obey_robotstxt"):
-            return None
-        parts = urlparse_cached(request)
-        if parts.scheme not in ("http", "https"):
-            return None
-        key = robots_key(parts)
-        rules = self._rules.get(key)
-        if rules is None or rules.expires <= self.clock():
-            rules = await self._load(key, robots_url(parts))
-        else:
-            self._rules.move_to_end(key)
-        if not rules.allows(request.url, self.user_agent, self._answers):
-            if rules.waits and self._hold(request, rules):
-                self.stats.inc_value("focus/robots/held")
-                request.meta[ROBOTS_WAIT] = True
-                raise RobotsWait(request.replace(dont_filter=True))
-            reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
-            self.stats.inc_value(f"focus/robots/{reason}")
-            logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
-            raise IgnoreRequest(f"robots.txt: {reason}")
-        return None
-
-    def process_exception(self, request: Request, exception: Exception) -> Request | None:
-        """A request waiting for its robots.txt goes back to the scheduler (as a retry does:
-        past the seen-set); the politeness middleware has already freed its slot."""
-        if isinstance(exception, RobotsWait):
-            return exception.again
-        return None
-
-    def _hold(self, request: Request, rules: Rules) -> bool:
-        """Hold the request's server until ``rules`` expire, if the scheduler can."""
-        server = request.meta.get(SERVER) or self.servers.key(request.url)
-        wait = max(0.0, rules.expires - self.clock())
-        held = self._hold_server(server, wait)
-        if held == HELD_NOW:  # one line a hold, not one a request
-            logger.info("Server %s held for %.0f s: its URLs wait for robots.txt to be fetched "
-                        "again (hold %d of at most %d in a row)", server, wait, rules.failures,
-                        self.max_holds)
-        return held != NOT_HELD
-
-    def _hold_server(self, server: str, seconds: float) -> int:
-        """Hold ``server`` for ``seconds`` in this process's politeness state (FocusScheduler
-        keeps its URLs back): NOT_HELD, HELD_NOW or HELD_ALREADY (the hold extended)."""
-        policy = self.policy
-        already = policy.is_held(server)
-        if not policy.hold(server, policy.clock() + seconds):
-            return NOT_HELD
-        return HELD_ALREADY if already else HELD_NOW
-
-    def disallows(self, url: str) -> bool:
-        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
-
-        A host whose robots.txt is unreachable refuses everything for a while, but its links
-        are not dropped for that: they wait in the frontier for the rules to come back.
-        """
-        rules = self._rules.get(url_robots_key(url))
-        return rules is not None and rules.kind == PARSED and not rules.allows(
-            url, self.user_agent, self._answers)
-
-    # -- loading, one fetch per host at a time -----------------------------------------------
-    async def _load(self, key: str, url: str) -> Rules:
-        future = self._loading.get(key)
-        if future is not None:  # another request is fetching it: wait for the same rules
-            return await asyncio.shield(future)
-        future = asyncio.get_running_loop().create_future()
-        self._loading[key] = future
-        try:
-            rules = await self._fetch(key, url)
-        except BaseException as e:  # cancelled while fetching: let the waiters fail cleanly
-            self._loading.pop(key, None)
-            future.set_exception(IgnoreRequest(f"robots.txt fetch for {key} aborted: {e!r}"))
-            future.exception()  # retrieved: no "never retrieved" warning without waiters
-            raise
-        self._loading.pop(key, None)
-        self._remember(key, rules)
-        future.set_result(rules)
-        return rules
-
-    def _remember(self, key: str, rules: Rules) -> None:
-        known = self._rules
-        known[key] = rules
-        known.move_to_end(key)
-        while len(known) > self.max_hosts:
-            known.popitem(last=False)
-            self.stats.inc_value("focus/robots/forgotten")
-
-    async def _fetch(self, key: str, url: str) -> Rules:
-        """Fetch the host's robots.txt and make it its rules (distributed mode shares the
-        fetch: ``focuscrawl.distributed.robots``)."""
-        return self._apply(key, url, await self._download(key, url))
-
-    async def _download(self, key: str, url: str) -> Fetched:
-        """One fetch of robots.txt, retried as RETRY_TIMES says; counted and logged here."""
+    async def download(self, key: str, url: str) -> Fetched:
         robots_request = Request(
             url,
             priority=self.DOWNLOAD_PRIORITY,
@@ -361,19 +287,130 @@ class RobotsTxtMiddleware:
                         key, status, self.error_ttl)
         return fetched
 
-    def ttl_of(self, fetched: Fetched) -> float:
-        """How long a fetch's outcome holds: FOCUS_ROBOTSTXT_ERROR_TTL if unreachable."""
-        return self.error_ttl if fetched.unreachable else self.ttl
 
-    def _apply(self, key: str, url: str, fetched: Fetched, ttl: float | None = None,
-               failures: int | None = None) -> Rules:
-        """The rules of a fetch's outcome, valid for ``ttl`` seconds (default :meth:`ttl_of`);
-        ``failures``: the fetches in a row answered 5xx/429, counted elsewhere (a cluster's),
-        else by these rules' predecessors."""
-        if ttl is None:
-            ttl = self.ttl_of(fetched)
+class LocalRobots:
+    """:class:`RobotsSource` of a single process: it fetches, and holds a server in its own
+    politeness state (FocusScheduler keeps the server's URLs back)."""
+
+    def __init__(self, fetcher: RobotsFetcher, policy: HostPolicy) -> None:
+        self.fetcher = fetcher
+        self.policy = policy
+
+    async def fetch(self, key: str, url: str) -> Outcome:
+        fetched = await self.fetcher.download(key, url)
+        return Outcome(fetched, self.fetcher.ttl_of(fetched))
+
+    def hold_server(self, server: str, seconds: float) -> int:
+        policy = self.policy
+        already = policy.is_held(server)
+        if not policy.hold(server, policy.clock() + seconds):
+            return NOT_HELD
+        return HELD_ALREADY if already else HELD_NOW
+
+
+class RobotsCache:
+    """The robots.txt rules of the hosts met, and the check a request passes: one load per host
+    at a time (:meth:`check`), at most FOCUS_ROBOTSTXT_HOSTS hosts kept, Crawl-delay passed to
+    the politeness state, refused requests held for their server when robots.txt answered
+    5xx/429.  Where the rules come from is the ``source``'s business (one process, or a
+    cluster), so both modes share this."""
+
+    def __init__(self, crawler: Crawler, source: RobotsSource) -> None:
+        s = crawler.settings
+        self.source = source
+        self.stats = crawler.stats
+        self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
+        self.max_holds = s.getint("FOCUS_ROBOTSTXT_HOLDS", 3)
+        services = FocusServices.of(crawler, self)
+        self.policy = services.policy
+        self.servers = services.servers
+        self.clock = time.monotonic
+        #: robots key -> its rules, least recently needed first: bounded by FOCUS_ROBOTSTXT_HOSTS
+        self.rules: OrderedDict[str, Rules] = OrderedDict()
+        self.max_hosts = max(1, s.getint("FOCUS_ROBOTSTXT_HOSTS", 10_000))
+        self.answers: Answers = {}  # the parsers' answers, every host's (_MAX_ANSWERS at most)
+        self._loading: dict[str, asyncio.Future[Rules]] = {}
+        self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
+        services.register_robots(self)  # for the trap filter
+
+    async def check(self, request: Request) -> None:
+        """Return if the request's host's rules allow it, once they are known; else raise
+        IgnoreRequest, or RobotsWait for a request held for its server."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        parts = urlparse_cached(request)
+        if parts.scheme not in ("http", "https"):
+            return None
+        key = robots_key(parts)
+        rules = self.rules.get(key)
+        if rules is None or rules.expires <= self.clock():
+            rules = await self._load(key, robots_url(parts))
+        else:
+            self.rules.move_to_end(key)
+        if not rules.allows(request.url, self.user_agent, self.answers):
+            if rules.waits and self._hold(request, rules):
+                self.stats.inc_value("focus/robots/held")
+                request.meta[ROBOTS_WAIT] = True
+                raise RobotsWait(request.replace(dont_filter=True))
+            reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
+            self.stats.inc_value(f"focus/robots/{reason}")
+            logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
+            raise IgnoreRequest(f"robots.txt: {reason}")
+        return None
+
+    def _hold(self, request: Request, rules: Rules) -> bool:
+        """Hold the request's server until ``rules`` expire, if the scheduler can."""
+        server = request.meta.get(SERVER) or self.servers.key(request.url)
+        wait = max(0.0, rules.expires - self.clock())
+        held = self.source.hold_server(server, wait)
+        if held == HELD_NOW:  # one line a hold, not one a request
+            logger.info("Server %s held for %.0f s: its URLs wait for robots.txt to be fetched "
+                        "again (hold %d of at most %d in a row)", server, wait, rules.failures,
+                        self.max_holds)
+        return held != NOT_HELD
+
+    def disallows(self, url: str) -> bool:
+        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
+
+        A host whose robots.txt is unreachable refuses everything for a while, but its links
+        are not dropped for that: they wait in the frontier for the rules to come back.
+        """
+        rules = self.rules.get(url_robots_key(url))
+        return rules is not None and rules.kind == PARSED and not rules.allows(
+            url, self.user_agent, self.answers)
+
+    # -- loading, one fetch per host at a time -----------------------------------------------
+    async def _load(self, key: str, url: str) -> Rules:
+        future = self._loading.get(key)
+        if future is not None:  # another request is fetching it: wait for the same rules
+            return await asyncio.shield(future)
+        future = asyncio.get_running_loop().create_future()
+        self._loading[key] = future
+        try:
+            got = await self.source.fetch(key, url)
+            rules = self._rules_of(key, url, got)
+        except BaseException as e:  # cancelled while fetching: let the waiters fail cleanly
+            self._loading.pop(key, None)
+            future.set_exception(IgnoreRequest(f"robots.txt fetch for {key} aborted: {e!r}"))
+            future.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        self._loading.pop(key, None)
+        self._remember(key, rules)
+        future.set_result(rules)
+        return rules
+
+    def _remember(self, key: str, rules: Rules) -> None:
+        known = self.rules
+        known[key] = rules
+        known.move_to_end(key)
+        while len(known) > self.max_hosts:
+            known.popitem(last=False)
+            self.stats.inc_value("focus/robots/forgotten")
+
+    def _rules_of(self, key: str, url: str, got: Outcome) -> Rules:
+        fetched, ttl = got.fetched, got.ttl
         if fetched.unreachable:
-            return self._unreachable(key, ttl, fetched.kind == RESPONSE, failures)
+            return self._unreachable(key, ttl, fetched.kind == RESPONSE, got.failures)
         now = self.clock()
         if fetched.kind == RESPONSE and 200 <= fetched.status < 300:
             rules = parse_robots(fetched.body, self.user_agent, now + ttl)
@@ -386,7 +423,7 @@ class RobotsTxtMiddleware:
     def _unreachable(self, key: str, ttl: float, answered: bool,
                      failures: int | None = None) -> Rules:
         expires = self.clock() + ttl
-        previous = self._rules.get(key)
+        previous = self.rules.get(key)
         if previous is not None and previous.kind != DISALLOW_ALL:
             previous.expires = expires  # RFC 9309 2.4: keep using the cached copy meanwhile
             return previous
@@ -406,3 +443,35 @@ class RobotsTxtMiddleware:
         elif delays.pop(key, None) is not None and not delays:
             del self._crawl_delays[server]
         self.policy.set_crawl_delay(server, max(delays.values(), default=0.0))
+
+
+class RobotsTxtMiddleware:
+    """``DOWNLOADER_MIDDLEWARES`` (105): a :class:`RobotsCache` over this process's fetches."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("FOCUS_ROBOTSTXT_OBEY", True):
+            raise NotConfigured
+        self.crawler = crawler
+        self.stats = crawler.stats
+        source = LocalRobots(RobotsFetcher(crawler), FocusServices.of(crawler, self).policy)
+        self.robots = RobotsCache(crawler, source)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
+        return cls(crawler)
+
+    async def process_request(self, request: Request) -> None:
+        return await self.robots.check(request)
+
+    def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        """A request waiting for its robots.txt goes back to the scheduler (as a retry does:
+        past the seen-set); the politeness middleware has already freed its slot."""
+        return again(exception)
+
+
+def again(exception: Exception) -> Request | None:
+    """The request to queue again for a request refused while its server is held
+    (:class:`RobotsWait`), else None: a robots.txt middleware's ``process_exception``."""
+    if isinstance(exception, RobotsWait):
+        return exception.again
+    return None

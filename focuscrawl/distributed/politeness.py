@@ -1,6 +1,6 @@
 """RedisPolitenessMiddleware: a server's concurrency and delay hold for the whole cluster.
 
-``PolitenessMiddleware`` with its server state in Redis (``focuscrawl.distributed.hosts``):
+The single process's politeness over a server state in Redis (``focuscrawl.distributed.hosts``):
 just before the download, one atomic script starts the request only if fewer than
 ``FOCUS_CONCURRENCY_PER_SERVER`` requests to that server are active across all workers and the
 server's delay since the last start (by any worker) has passed; otherwise the request waits,
@@ -28,12 +28,14 @@ import itertools
 import time
 from typing import TYPE_CHECKING
 
+from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.meta import FINISHED, LEASE, LEASE_LOST, STARTED, TOKEN
-from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
-
+from focuscrawl.seam.meta import FINISHED, LEASE, LEASE_LOST, SERVER, STARTED, TOKEN
+from focuscrawl.seam.middlewares.politeness import GcTuning, is_timeout, record_stats
+from focuscrawl.seam.records import is_html
+from focuscrawl.seam.services import FocusServices
 from .connection import CrawlLost, RedisServices, Unavailable
 from .hosts import LeaseLost, SlotEnd
 
@@ -45,17 +47,35 @@ if TYPE_CHECKING:
 MAX_WAIT = 1.0  # re-check at least this often: a server turning slow moves its next start
 
 
-class RedisPolitenessMiddleware(PolitenessMiddleware):
+class RedisPolitenessMiddleware:
     """``DOWNLOADER_MIDDLEWARES``: in place of PolitenessMiddleware, at the same order (950)."""
 
+    #: the distributed scheduler learns of a download's end (its slot, its page) from here
+    sends_request_finished = True
+
     def __init__(self, crawler: Crawler) -> None:
-        super().__init__(crawler)
+        self.crawler = crawler
+        services = FocusServices.of(crawler, self)
+        self.policy = services.policy  # this worker's: robots.txt's Crawl-delay, the stats
+        self.servers = services.servers
+        self.gc = GcTuning(crawler)
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
         worker = RedisServices.of(crawler, self).redis_worker
         self.hosts = worker.hosts
         self.link = worker.link
         self.worker_id = worker.worker_id
         self.poll = crawler.settings.getfloat("FOCUS_REDIS_POLL", 0.1)
         self._tokens = itertools.count(1)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisPolitenessMiddleware:
+        return cls(crawler)
+
+    def _server(self, request: Request) -> str:
+        return request.meta.get(SERVER) or self.servers.key(request.url)
+
+    def _spider_closed(self) -> None:
+        record_stats(self.policy, self.crawler.stats)
 
     def _crawl_delay(self, server: str) -> float:
         state = self.policy.servers.get(server)
@@ -90,6 +110,10 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
             stats.inc_value("focus/politeness/waited")
         return None
 
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        self._finish(request, None, timed_out=is_timeout(exception))
+        return None
+
     def _finish(self, request: Request, status: int | None, *, timed_out: bool,
                 html: bool = True) -> None:
         meta = request.meta
@@ -115,7 +139,7 @@ class RedisPolitenessMiddleware(PolitenessMiddleware):
             self.link.write(self.hosts.end, slot)  # the slot must be freed: kept while away
 
     def process_response(self, request: Request, response: Response) -> Response:
-        response = super().process_response(request, response)
+        self._finish(request, response.status, timed_out=False, html=is_html(response))
         if request.meta.pop(LEASE_LOST, False):  # set by the scheduler at download end
             raise IgnoreRequest(f"{request.url}: this worker's lease was requeued while it was "
                                 "frozen; another worker fetches it")

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
+
+    from ..core.frontier import HostPolicy
 
 
 class PolitenessMiddleware:
@@ -51,12 +54,7 @@ class PolitenessMiddleware:
         self.policy = services.policy
         self.servers = services.servers
         self._waiters: dict[str, list[asyncio.Future]] = {}
-        self._frozen = False
-        self._freeze = crawler.settings.getbool("FOCUS_GC_FREEZE", True)
-        self._threshold = crawler.settings.getint("FOCUS_GC_THRESHOLD", 0)
-        self._thresholds: tuple[int, ...] | None = None  # the collector's, to restore at close
-        if self._freeze or self._threshold > 0:
-            crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        self.gc = GcTuning(crawler)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -94,29 +92,11 @@ class PolitenessMiddleware:
         return response
 
     def process_exception(self, request: Request, exception: Exception) -> None:
-        # Scrapy 2.19's handlers raise DownloadTimeoutError; older code paths Twisted's error.
-        timed_out = isinstance(exception, (DownloadTimeoutError, TxTimeoutError))
-        self._finish(request, None, timed_out=timed_out)
+        self._finish(request, None, timed_out=is_timeout(exception))
         return None
 
-    def _spider_opened(self) -> None:
-        if self._threshold > 0:
-            self._thresholds = gc.get_threshold()
-            gc.set_threshold(self._threshold, *self._thresholds[1:])
-        if self._freeze:
-            gc.collect()
-            gc.freeze()
-            self._frozen = True
-
     def _spider_closed(self) -> None:
-        if self._frozen:
-            gc.unfreeze()
-            self._frozen = False
-        if self._thresholds is not None:
-            gc.set_threshold(*self._thresholds)
-            self._thresholds = None
-        for name, value in self.policy.describe().items():
-            self.crawler.stats.set_value(f"focus/politeness/{name}", value)
+        record_stats(self.policy, self.crawler.stats)
 
     def _finish(self, request: Request, status: int | None, *, timed_out: bool,
                 html: bool = True) -> None:
@@ -137,3 +117,46 @@ class PolitenessMiddleware:
             self.crawler.signals.send_catch_log(
                 focus_signals.request_finished, request=request, status=status, html=html,
             )
+
+
+def is_timeout(exception: Exception) -> bool:
+    """Whether a download failed by timing out (the server is slow)."""
+    # Scrapy 2.19's handlers raise DownloadTimeoutError; older code paths Twisted's error.
+    return isinstance(exception, (DownloadTimeoutError, TxTimeoutError))
+
+
+def record_stats(policy: HostPolicy, stats: StatsCollector) -> None:
+    """The politeness state's summary as ``focus/politeness/*`` stats (at the crawl's end)."""
+    for name, value in policy.describe().items():
+        stats.set_value(f"focus/politeness/{name}", value)
+
+
+class GcTuning:
+    """FOCUS_GC_FREEZE and FOCUS_GC_THRESHOLD from the spider's opening to its closing (both
+    politeness middlewares, single-process and distributed, use one)."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._frozen = False
+        self._freeze = crawler.settings.getbool("FOCUS_GC_FREEZE", True)
+        self._threshold = crawler.settings.getint("FOCUS_GC_THRESHOLD", 0)
+        self._thresholds: tuple[int, ...] | None = None  # the collector's, to restore at close
+        if self._freeze or self._threshold > 0:
+            crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    def spider_opened(self) -> None:
+        if self._threshold > 0:
+            self._thresholds = gc.get_threshold()
+            gc.set_threshold(self._threshold, *self._thresholds[1:])
+        if self._freeze:
+            gc.collect()
+            gc.freeze()
+            self._frozen = True
+
+    def spider_closed(self) -> None:
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = False
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            self._thresholds = None

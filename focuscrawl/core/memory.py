@@ -5,9 +5,9 @@ URLs, and the learned order compacts its feature arrays: each builds megabytes o
 (pickled batches, key columns, the arrays' new copies) and frees them.  glibc's allocator keeps
 what is freed inside its heap for reuse, and once a large block was freed it raises its mmap
 threshold, so later temporaries of that size come from the heap too: over a long crawl the
-heap's free space grows and the RSS with it (measured in ``bench/scale.py``; figures in
-docs/benchmarks.md).  :func:`trim_heap` hands the free pages back (``malloc_trim``: it also releases whole
-free pages inside the heap, not only at its top); where the C library has no such call it does
+heap's free space grows and the RSS with it (``bench/scale.py``; figures in
+docs/benchmarks.md).  :func:`trim_heap` hands the free pages back (``malloc_trim``: it also
+releases whole free pages inside the heap, not only at its top); where the C library has no such call it does
 nothing.
 """
 

@@ -36,6 +36,7 @@ from focuscrawl.seam.meta import FINISHED, LEASE, LEASE_LOST, SERVER, STARTED, T
 from focuscrawl.seam.middlewares.politeness import GcTuning, is_timeout, record_stats
 from focuscrawl.seam.records import is_html
 from focuscrawl.seam.services import FocusServices
+
 from .connection import CrawlLost, RedisServices, Unavailable
 from .hosts import LeaseLost, SlotEnd
 

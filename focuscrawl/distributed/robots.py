@@ -39,6 +39,7 @@ from focuscrawl.seam.middlewares.robots import (
     RobotsFetcher,
     again,
 )
+
 from .connection import CrawlLost, RedisServices, Unavailable
 from .robotscache import SharedRobots
 

@@ -7,8 +7,8 @@ what is freed inside its heap for reuse, and once a large block was freed it rai
 threshold, so later temporaries of that size come from the heap too: over a long crawl the
 heap's free space grows and the RSS with it (``bench/scale.py``; figures in
 docs/benchmarks.md).  :func:`trim_heap` hands the free pages back (``malloc_trim``: it also
-releases whole free pages inside the heap, not only at its top); where the C library has no such call it does
-nothing.
+releases whole free pages inside the heap, not only at its top); where the C library has no
+such call it does nothing.
 """
 
 from __future__ import annotations

@@ -22,3 +22,103 @@ def test_summary_counts_harvest_and_skips_torn_lines(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "3 pages from 2 hosts; harvest rate 66.7%" in out
     assert main([str(tmp_path / "missing.jsonl")]) == 1
+
+
+# -------------------------------------------------------------------- the HTML report
+def crawl_rows(scores: list[float], host: str) -> list[dict]:
+    """A crawl file's rows: one page per score, fetched in this order, one of them hot."""
+    return [{"url": f"http://{host}{i % 3}.test/p{i}.html", "title": f"Page {i} $x$ <b>",
+             "score": s, "hot": i == 0, "order": i + 1} for i, s in enumerate(scores)]
+
+
+def write_crawl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows[::-1]))  # order field wins
+    return str(path)
+
+
+RESOURCE_TAGS = ("script", "link", "img", "image", "iframe", "object", "embed", "source",
+                 "video", "audio")
+
+
+def test_html_report_has_four_pictures_and_both_curves_and_needs_no_network(tmp_path, capsys):
+    from lxml import html as lxml_html
+
+    focused = write_crawl(tmp_path / "focused.jsonl",
+                          crawl_rows([0.5, 0.3, 0.0, 0.25, 0.05, 0.4, 0.2, 0.01], "on"))
+    bfs = write_crawl(tmp_path / "bfs.jsonl", crawl_rows([0.5, 0.0, 0.0, 0.01, 0.3, 0.0], "on"))
+    out = tmp_path / "report.html"
+    assert main([focused, "--relevant", "0.2", "--html", str(out), "--label", "focused",
+                 "--compare", bfs, "--compare-label", "breadth-first"]) == 0
+    printed = capsys.readouterr().out
+    assert "harvest rate 62.5%" in printed  # the text report stays
+    # within the shorter crawl's 6 pages; p0 is the one page relevant in both
+    assert ("focused: 4 relevant pages in 6; breadth-first: 2 in 6; 1 found by both "
+            "(score >= 0.2)") in printed
+    assert f"HTML report: {out}" in printed
+
+    doc = lxml_html.fromstring(out.read_bytes())
+    sections = {s.get("id"): s for s in doc.iter("section")}
+    assert list(sections) == ["harvest", "hosts", "scores", "best"]
+    for ident, section in sections.items():
+        svgs = section.xpath(".//*[local-name()='svg']")
+        assert len(svgs) == 1, ident
+        assert svgs[0].xpath(".//*[local-name()='path']"), ident  # something is drawn
+    harvest_text = " ".join(sections["harvest"].xpath(".//*[local-name()='text']//text()"))
+    assert "focused" in harvest_text and "breadth-first" in harvest_text
+    hosts_text = " ".join(sections["hosts"].xpath(".//*[local-name()='text']//text()"))
+    assert "on0.test" in hosts_text and "3/3" in hosts_text  # on0: scores 0.5, 0.25, 0.2
+    # the best pages: a table of links, the best first, titles escaped
+    links = sections["best"].xpath(".//table//a")
+    assert [a.get("href") for a in links[:2]] == ["http://on0.test/p0.html",
+                                                  "http://on2.test/p5.html"]
+    assert links[0].text_content() == "Page 0 $x$ <b>"
+    # opens offline: nothing is loaded from anywhere, and no script at all
+    assert not doc.xpath("//script")
+    for el in doc.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = el.tag.rsplit("}", 1)[-1]
+        for attr, value in el.attrib.items():
+            if attr.rsplit("}", 1)[-1] in ("src", "href", "srcset", "data") and tag != "a":
+                assert value.startswith("#"), (tag, attr, value)  # in-document references
+        if tag in RESOURCE_TAGS:
+            assert tag == "image" and not el.get("src"), tag
+    for style in doc.iter("style"):
+        assert "url(" not in style.text and "@import" not in style.text
+
+
+def test_html_report_renders_in_chromium(tmp_path):
+    """A real browser draws every picture at a real size (the file opened from disk)."""
+    import subprocess
+    import sys
+
+    from scrapy.settings import Settings
+
+    from focuscrawl.seam.render import chromium_path
+
+    crawl = write_crawl(tmp_path / "crawl.jsonl", crawl_rows([0.3, 0.0, 0.1, 0.2] * 5, "h"))
+    out = tmp_path / "report.html"
+    assert main([crawl, "--html", str(out)]) == 0
+    script = f"""
+import json
+from playwright.sync_api import sync_playwright
+with sync_playwright() as p:
+    browser = p.chromium.launch(executable_path={chromium_path(Settings())!r})
+    page = browser.new_page()
+    asked = []  # anything the page tries to load besides itself
+    page.on("request", lambda r: asked.append(r.url) if r.url != {out.as_uri()!r} else None)
+    page.goto({out.as_uri()!r})
+    sizes = page.eval_on_selector_all(
+        "section svg", "els => els.map(e => [e.closest('section').id, "
+        "e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
+    print(json.dumps({{"sizes": sizes, "asked": asked}}))
+    browser.close()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout)
+    assert seen["asked"] == []
+    sizes = seen["sizes"]
+    assert [s[0] for s in sizes] == ["harvest", "hosts", "scores", "best"]
+    assert all(w > 100 and h > 50 for _, w, h in sizes), sizes

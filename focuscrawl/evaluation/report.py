@@ -1,54 +1,22 @@
 """Summarise a crawl's JSON lines: harvest rate, hot pages, the best pages found.
 
-    python -m focuscrawl.evaluation.report pages.jsonl [--relevant 0.2] [--top 10]
+    python -m focuscrawl.evaluation.report pages.jsonl [--relevant 0.1] [--top 10]
+        [--html report.html [--label focused] [--compare other.jsonl [--compare-label bfs]]]
 
 No Scrapy import.  Torn or malformed lines (a crawl killed mid-write) are counted and skipped.
+``--html`` also writes the report with pictures (:mod:`focuscrawl.evaluation.htmlreport`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import dataclass, field
-from typing import Any, TextIO
-from urllib.parse import urlsplit
+from pathlib import Path
+from typing import Any
 
+from focuscrawl.evaluation.summary import Summary, read_rows, summarise, summarise_rows
 
-@dataclass
-class Summary:
-    pages: int = 0
-    relevant: int = 0
-    hot: int = 0
-    bad_lines: int = 0
-    hosts: set[str] = field(default_factory=set)
-    top: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def harvest_rate(self) -> float:
-        return self.relevant / self.pages if self.pages else 0.0
-
-
-def summarise(lines: TextIO, relevant: float = 0.2, top: int = 10) -> Summary:
-    summary = Summary()
-    rows: list[dict[str, Any]] = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            score = float(row["score"])
-        except (ValueError, KeyError, TypeError):
-            summary.bad_lines += 1
-            continue
-        summary.pages += 1
-        summary.relevant += score >= relevant
-        summary.hot += bool(row.get("hot"))
-        summary.hosts.add(urlsplit(str(row.get("url", ""))).hostname or "")
-        rows.append(row)
-    rows.sort(key=lambda r: (-float(r["score"]), r.get("order") or 0))
-    summary.top = rows[:top]
-    return summary
+__all__ = ["Summary", "main", "summarise"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,13 +25,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relevant", type=float, default=0.1,
                         help="score at which a page counts as relevant (default 0.1)")
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--html", metavar="FILE",
+                        help="also write a self-contained HTML report with pictures to FILE")
+    parser.add_argument("--label", help="this crawl's name in the HTML report (default: file "
+                        "name)")
+    parser.add_argument("--compare", metavar="OTHER.jsonl",
+                        help="another crawl whose harvest curve is drawn beside this one")
+    parser.add_argument("--compare-label", help="the other crawl's name (default: file name)")
     args = parser.parse_args(argv)
     try:
         with open(args.path, encoding="utf-8") as f:
-            s = summarise(f, args.relevant, args.top)
+            rows, bad = read_rows(f)
     except OSError as e:
         print(f"focuscrawl.evaluation.report: {e}", file=sys.stderr)
         return 1
+    s = summarise_rows(rows, bad, args.relevant, args.top)
     print(f"{args.path}: {s.pages} pages from {len(s.hosts)} hosts; "
           f"harvest rate {s.harvest_rate:.1%} (score >= {args.relevant}); {s.hot} hot pages"
           + (f"; {s.bad_lines} unreadable lines skipped" if s.bad_lines else ""))
@@ -71,6 +47,32 @@ def main(argv: list[str] | None = None) -> int:
     for row in s.top:
         print(f"  {float(row['score']):.3f}  {'hot ' if row.get('hot') else '    '}"
               f"#{row.get('order') or '?':<5} {row.get('title', '')[:60]:<60}  {row['url']}")
+    if args.html or args.compare:
+        return _html(args, rows, bad)
+    return 0
+
+
+def _html(args: argparse.Namespace, rows: list[dict[str, Any]], bad: int) -> int:
+    from focuscrawl.evaluation import htmlreport
+
+    crawl = htmlreport.Crawl(args.label or Path(args.path).stem, rows, bad)
+    other = None
+    if args.compare:
+        try:
+            other = htmlreport.Crawl.read(args.compare, args.compare_label)
+        except OSError as e:
+            print(f"focuscrawl.evaluation.report: {e}", file=sys.stderr)
+            return 1
+        print(htmlreport.comparison_line(crawl, other, args.relevant))
+    if args.html:
+        try:
+            htmlreport.write_html(args.html, crawl, relevant=args.relevant, top=args.top,
+                                  compare=other)
+        except ImportError as e:  # matplotlib is the eval extra
+            print(f"focuscrawl.evaluation.report: --html needs matplotlib ({e}); "
+                  "pip install 'focuscrawl[eval]'", file=sys.stderr)
+            return 1
+        print(f"HTML report: {args.html}")
     return 0
 
 

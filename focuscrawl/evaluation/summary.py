@@ -1,0 +1,71 @@
+"""A crawl's pages as rows, and what the reports count in them (no Scrapy, no plotting).
+
+A page is relevant when its score is at or above the threshold: :func:`is_relevant`, the one
+rule the text report and the HTML report share.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Summary:
+    pages: int = 0
+    relevant: int = 0
+    hot: int = 0
+    bad_lines: int = 0
+    hosts: set[str] = field(default_factory=set)
+    top: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def harvest_rate(self) -> float:
+        return self.relevant / self.pages if self.pages else 0.0
+
+
+def read_rows(lines: Iterable[str]) -> tuple[list[dict[str, Any]], int]:
+    """The readable rows (each with a float ``score``) in file order, and the unreadable count."""
+    rows: list[dict[str, Any]] = []
+    bad = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            row["score"] = float(row["score"])
+        except (ValueError, KeyError, TypeError):
+            bad += 1
+            continue
+        rows.append(row)
+    return rows, bad
+
+
+def host_of(row: dict[str, Any]) -> str:
+    return urlsplit(str(row.get("url", ""))).hostname or ""
+
+
+def is_relevant(row: dict[str, Any], relevant: float) -> bool:
+    """The one rule every part of the report uses: score at or above the threshold."""
+    return float(row["score"]) >= relevant
+
+
+def summarise_rows(rows: list[dict[str, Any]], bad_lines: int = 0, relevant: float = 0.2,
+                   top: int = 10) -> Summary:
+    summary = Summary(bad_lines=bad_lines)
+    for row in rows:
+        summary.pages += 1
+        summary.relevant += is_relevant(row, relevant)
+        summary.hot += bool(row.get("hot"))
+        summary.hosts.add(host_of(row))
+    ranked = sorted(rows, key=lambda r: (-float(r["score"]), r.get("order") or 0))
+    summary.top = ranked[:top]
+    return summary
+
+
+def summarise(lines: TextIO, relevant: float = 0.2, top: int = 10) -> Summary:
+    rows, bad = read_rows(lines)
+    return summarise_rows(rows, bad, relevant, top)

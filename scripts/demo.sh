@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The quick start: install what is missing, serve the bundled demo web on 127.0.0.1, run a
-# focused crawl of it, and say where the JSON lines are and what harvest rate the crawl reached.
+# focused crawl of it, then a breadth-first crawl of the same budget on the same web, and write
+# a report with both harvest curves in one picture (output/demo-report.html).
 #
 #   bash scripts/demo.sh ["keywords"] [strategy] [max_pages]
 set -euo pipefail
@@ -25,13 +26,26 @@ proxy=$(grep -o "http://127.0.0.1:[0-9]*" "$serve_out" | head -n 1)
 seeds=$(.venv/bin/python -m focuscrawl.demo seeds | paste -sd, -)
 echo "demo: demo web on $proxy; crawling for \"$KEYWORDS\" with $STRATEGY, $MAX_PAGES pages"
 
+# The focused crawl's extra settings: the live dashboard is switched on here.
+FOCUSED_SETTINGS=()
+
 export http_proxy=$proxy https_proxy=$proxy
-.venv/bin/scrapy crawl topic -a keywords="$KEYWORDS" -a seeds="$seeds" \
-    -a strategy="$STRATEGY" -a max_pages="$MAX_PAGES" \
-    -s FOCUS_DELAY=0.05 -s LOG_LEVEL=WARNING -O output/demo.jsonl
+crawl() {  # crawl STRATEGY OUTPUT [scrapy options...]
+    local strategy=$1 out=$2
+    shift 2
+    .venv/bin/scrapy crawl topic -a keywords="$KEYWORDS" -a seeds="$seeds" \
+        -a strategy="$strategy" -a max_pages="$MAX_PAGES" \
+        -s FOCUS_DELAY=0.05 -s LOG_LEVEL=WARNING -O "$out" "$@"
+}
+crawl "$STRATEGY" output/demo.jsonl ${FOCUSED_SETTINGS[@]+"${FOCUSED_SETTINGS[@]}"}
+echo "demo: the same budget breadth-first, to compare with"
+crawl breadth-first output/demo-breadth-first.jsonl
 
 echo
-.venv/bin/python -m focuscrawl.evaluation.report output/demo.jsonl --relevant 0.1
+.venv/bin/python -m focuscrawl.evaluation.report output/demo.jsonl --relevant 0.1 \
+    --label "focused ($STRATEGY)" --compare output/demo-breadth-first.jsonl \
+    --compare-label breadth-first --html output/demo-report.html
 echo
-echo "demo: the pages are in output/demo.jsonl (one JSON object per line);"
-echo "demo: the server's access log is output/demo-access.log"
+echo "demo: the pages are in output/demo.jsonl (one JSON object per line), the breadth-first"
+echo "demo: crawl's in output/demo-breadth-first.jsonl; the server's access log is"
+echo "demo: output/demo-access.log; open output/demo-report.html for the pictures"

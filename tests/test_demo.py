@@ -281,3 +281,26 @@ def test_cli_seeds_and_serve() -> None:
         for f in (proc.stdout, proc.stderr):
             if f is not None:
                 f.close()
+
+
+def test_off_topic_hosts_hang_off_the_topic_pages(web: Web) -> None:
+    """As on the real web: a big off-topic site, linked from on-topic pages, and link hubs."""
+    cook, links = HOSTS["cookbook"], HOSTS["links"]
+    recipes = [u for u in web.pages if urlsplit(u).hostname == cook and "/recipes/" in u]
+    assert len(recipes) >= 200
+    for topic in TOPICS:
+        on_topic = set(topic_pages(web, topic))
+        assert not on_topic & set(recipes), topic["id"]
+        # most of the topic's pages on the first five hosts link to a recipe
+        pages = [u for u in on_topic if urlsplit(u).hostname not in (cook, links)]
+        to_recipes = [u for u in pages if any(urlsplit(x).hostname == cook and "/recipes/" in x
+                                              for x in web.outlinks(u))]
+        assert len(to_recipes) >= len(pages) // 3, (topic["id"], len(to_recipes), len(pages))
+    # hubs: aggregator pages of links into other hosts' pages (not the header's home pages)
+    hubs = [u for u in web.pages if urlsplit(u).hostname == links and sum(
+        1 for x in web.outlinks(u)
+        if urlsplit(x).hostname != links and not x.endswith("/index.html")) >= 12]
+    assert len(hubs) >= 25
+    # the seed reaches both off-topic hosts in one step
+    seed_hosts = {urlsplit(x).hostname for x in web.outlinks(SEEDS[0])}
+    assert {cook, links} <= seed_hosts

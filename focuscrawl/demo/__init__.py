@@ -1,4 +1,4 @@
-"""The bundled demo web: a few hundred real-text pages on five ``*.demo.test`` hosts.
+"""The bundled demo web: a thousand real-text pages on seven ``*.demo.test`` hosts.
 
 The pages are made by :mod:`focuscrawl.demo.generate` from text Python itself ships (module and
 function docstrings, the language-reference topics of ``pydoc_data``, IDLE's release notes) and
@@ -21,6 +21,9 @@ HOSTS = {
     "wiki": "wiki.demo.test",          # hub pages and class articles; robots.txt hides /edit/
     "blog": "blog.demo.test",          # posts about one function or class each, tag pages
     "news": "news.demo.test",          # IDLE release notes and weekly link digests
+    # the rest of the web, as a crawl meets it: off every demo topic, linked from the pages above
+    "cookbook": "cookbook.demo.test",  # a big off-topic site: Tk and turtle graphics recipes
+    "links": "links.demo.test",        # a link aggregator: hub pages, mostly off-topic links
 }
 
 SEEDS = [f"http://{HOSTS['docs']}/index.html"]

@@ -16,6 +16,13 @@ change the site.  Hosts (see :data:`focuscrawl.demo.HOSTS`):
 * blog      -- dated posts on one function or class each, tag pages, paginated index; every page
                carries <style>/<script> junk whose words must not count as text.
 * news      -- IDLE release notes split into pages, weekly digests linking to posts and docs.
+* cookbook  -- the off-topic rest of the web: /recipes/<qualname>.html, one per documented
+               tkinter or turtle object that mentions none of the demo topics, chapter hubs.
+* links     -- a link aggregator: paginated hub pages of links, most of them to the cookbook.
+
+As on the real web, the on-topic hosts link out to the off-topic ones: every page's header
+names all seven sites, and module pages, lessons, articles and posts carry an "Around the web"
+box of links to recipes and to the aggregator (chosen by a hash of the page's path).
 
 Redirects are declared in ``<host>/_redirects.json`` (served by focuscrawl.demo.webserver).
 """
@@ -27,22 +34,27 @@ import html
 import importlib
 import inspect
 import json
+import random
 import re
 import shutil
 import sys
 import sysconfig
 import textwrap
 import warnings
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from focuscrawl.demo import HOSTS, SEEDS, SITE_DIR, TOPICS
 
-DOCS, TUT, WIKI, BLOG, NEWS = (HOSTS[k] for k in ("docs", "tutorial", "wiki", "blog", "news"))
+DOCS, TUT, WIKI, BLOG, NEWS, COOK, LINKS = (
+    HOSTS[k] for k in ("docs", "tutorial", "wiki", "blog", "news", "cookbook", "links"))
 SITE_NAMES = {DOCS: "Library Docs", TUT: "Python Tutorial", WIKI: "Community Wiki",
-              BLOG: "Snake Notes (a blog)", NEWS: "IDLE & Python News"}
+              BLOG: "Snake Notes (a blog)", NEWS: "IDLE & Python News",
+              COOK: "Tk & Turtle Cookbook", LINKS: "Python Links"}
 
 # ---------------------------------------------------------------------------------- material
 CATEGORIES: dict[str, tuple[str, list[str]]] = {
@@ -497,6 +509,10 @@ def nav(host: str) -> str:
                ("/tags/index.html", "Tags"), ("/about.html", "About")],
         NEWS: [("/index.html", "News"), ("/releases/index.html", "IDLE releases"),
                ("/weekly/index.html", "Weekly"), ("/docs.html", "Docs")],
+        COOK: [("/index.html", "Recipes"), ("/chapters.html", "Chapters"),
+               ("/about.html", "About")],
+        LINKS: [("/index.html", "New links"), ("/popular.html", "Popular"),
+                ("/about.html", "About")],
     }[host]
     local = " ".join(f'<a href="{p}">{esc(t)}</a>' for p, t in sections)
     other = " ".join(f'<a href="http://{h}/index.html">{esc(SITE_NAMES[h])}</a>'
@@ -531,6 +547,142 @@ def links_list(items: Iterable[tuple[str, str, str]]) -> str:
     return "<ul>\n" + "\n".join(lis) + "\n</ul>" if lis else ""
 
 
+# ------------------------------------------------------------------------ the off-topic web
+# The cookbook's material: documented objects of these modules, none mentioning a demo topic.
+COOKBOOK_MODULES = ["turtle", "tkinter", "tkinter.ttk"]
+COOKBOOK_MAX = 300
+LINKS_PER_PAGE = 15
+
+
+def _stable(key: str) -> int:
+    """A hash that is the same in every process (str hash() is salted)."""
+    return zlib.crc32(key.encode("utf-8"))
+
+
+class OffTopic:
+    """The hosts a topic's pages link out to: a big off-topic site and a link aggregator."""
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.recipes: list[tuple[str, str, Any]] = []  # (qualname, chapter, object)
+        self.chapters: dict[str, list[str]] = {}
+        self.aggregator_pages: list[str] = []
+
+    def plan_recipes(self) -> None:
+        topic = re.compile("|".join(f"(?:{t['pattern']})" for t in TOPICS), re.I)
+        seen: set[str] = set()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for m in COOKBOOK_MODULES:
+                try:
+                    mod = importlib.import_module(m)
+                except ImportError:  # a Python built without Tk: the cookbook is smaller
+                    continue
+                for name, obj in public_members(mod):
+                    chapter = f"{m}.{name}" if inspect.isclass(obj) else m
+                    items = [(f"{m}.{name}", obj)]
+                    if inspect.isclass(obj):
+                        items += [(f"{m}.{name}.{a}", o) for a, o in methods_of(obj)]
+                    for q, o in items:
+                        doc = getdoc(o)
+                        if len(doc) < 60 or topic.search(doc) or q in seen:
+                            continue
+                        seen.add(q)
+                        self.recipes.append((q, chapter, o))
+        self.recipes = self.recipes[:COOKBOOK_MAX]
+        for q, chapter, _ in self.recipes:
+            self.chapters.setdefault(chapter, []).append(q)
+        n_links = -(-(len(self.recipes) + 250) // LINKS_PER_PAGE)  # what build_links will make
+        self.aggregator_pages = ["/index.html"] + [f"/new/{k}.html" for k in range(2, n_links)]
+
+    @staticmethod
+    def recipe_path(q: str) -> str:
+        return f"/recipes/{q}.html"
+
+    @staticmethod
+    def chapter_path(chapter: str) -> str:
+        return f"/chapters/{chapter}.html"
+
+    def around(self, key: str) -> str:
+        """The "Around the web" box of an on-topic page: two recipes and an aggregator page."""
+        if not self.recipes:
+            return ""
+        h = _stable(key)
+        picks = [self.recipes[h % len(self.recipes)][0],
+                 self.recipes[(h // 7919) % len(self.recipes)][0]]
+        rows = [(f"http://{COOK}{self.recipe_path(q)}", f"Recipe: {q}", "")
+                for q in dict.fromkeys(picks)]
+        page = self.aggregator_pages[(h // 104729) % len(self.aggregator_pages)]
+        rows.append((f"http://{LINKS}{page}", "Today's links on Python Links", ""))
+        return '<aside class="around"><h2>Around the web</h2>\n' + links_list(rows) + "</aside>"
+
+    def build_cookbook(self) -> None:
+        by_q = {q: (chapter, obj) for q, chapter, obj in self.recipes}
+        order = [q for q, _, _ in self.recipes]
+        for q in order:
+            chapter, obj = by_q[q]
+            siblings = self.chapters[chapter]
+            k = siblings.index(q)
+            more = [siblings[(k + d) % len(siblings)] for d in (1, 2, 3) if len(siblings) > d]
+            h = _stable(q)
+            popular = [order[(h // p) % len(order)] for p in (1, 31, 997, 7919)]
+            parts = [f"<h1>Recipe: <code>{esc(q)}{esc(signature(obj))}</code></h1>",
+                     text_html(getdoc(obj), 1500),
+                     f'<p>From the chapter <a href="{self.chapter_path(chapter)}">'
+                     f"{esc(chapter)}</a>.</p>",
+                     "<h2>More in this chapter</h2>",
+                     links_list((self.recipe_path(x), x, "") for x in dict.fromkeys(more)),
+                     "<h2>Popular recipes</h2>",
+                     links_list((self.recipe_path(x), x, "") for x in dict.fromkeys(popular)
+                                if x != q),
+                     f'<p><a href="http://{LINKS}/index.html">Share it on Python Links</a></p>']
+            self.site.add(COOK, self.recipe_path(q), f"Recipe: {q}", "\n".join(parts),
+                          description=first_para(getdoc(obj), 160))
+        rows = []
+        for chapter, qs in self.chapters.items():
+            self.site.add(COOK, self.chapter_path(chapter), f"Chapter: {chapter}",
+                          f"<h1>Recipes for <code>{esc(chapter)}</code></h1>\n" + links_list(
+                              (self.recipe_path(q), q, first_para(getdoc(by_q[q][1]), 100))
+                              for q in qs))
+            rows.append((self.chapter_path(chapter), chapter, f"{len(qs)} recipes"))
+        self.site.add(COOK, "/chapters.html", "All chapters",
+                      "<h1>All chapters</h1>\n" + links_list(rows))
+        featured = [order[(i * 37) % len(order)] for i in range(12)]
+        self.site.add(COOK, "/index.html", "Tk & Turtle Cookbook",
+                      "<h1>Tk &amp; Turtle Cookbook</h1>\n<p>Recipes for drawing with the "
+                      "turtle and building windows with Tk, one object at a time.</p>\n"
+                      "<h2>Featured recipes</h2>\n" + links_list(
+                          (self.recipe_path(q), q, "") for q in dict.fromkeys(featured))
+                      + "<h2>Chapters</h2>\n" + links_list(rows[:20])
+                      + '<p><a href="/chapters.html">All chapters</a></p>')
+        self.site.add(COOK, "/about.html", "About the cookbook",
+                      "<h1>About</h1>\n<p>Recipes quoting the documentation of the tkinter "
+                      "and turtle modules.</p>")
+
+    def build_links(self, elsewhere: list[tuple[str, str]]) -> None:
+        """Pages of links, newest first: every recipe and ``elsewhere`` (url, title), shuffled."""
+        items = [(f"http://{COOK}{self.recipe_path(q)}", f"Recipe: {q}")
+                 for q, _, _ in self.recipes]
+        items += elsewhere[: max(0, len(self.aggregator_pages) * LINKS_PER_PAGE - len(items))]
+        random.Random(38).shuffle(items)  # a fixed seed: the same site on every run
+        pages = self.aggregator_pages
+        chunks = [items[i * LINKS_PER_PAGE:(i + 1) * LINKS_PER_PAGE] for i in range(len(pages))]
+        for k, (path, chunk) in enumerate(zip(pages, chunks, strict=True)):
+            pager = [f'<a href="{pages[k + 1]}">Older links</a>'] if k + 1 < len(pages) else []
+            if k:
+                pager.append(f'<a href="{pages[k - 1]}">Newer links</a>')
+            self.site.add(LINKS, path, "Python Links" + (f" — page {k + 1}" if k else ""),
+                          f"<h1>New links, page {k + 1}</h1>\n"
+                          + links_list((u, t, urlsplit(u).hostname or "") for u, t in chunk)
+                          + '<p class="pager">' + " · ".join(pager) + "</p>")
+        popular = [items[(i * 53) % len(items)] for i in range(40)]
+        self.site.add(LINKS, "/popular.html", "Popular on Python Links",
+                      "<h1>Popular this week</h1>\n" + links_list(
+                          (u, t, urlsplit(u).hostname or "") for u, t in dict.fromkeys(popular)))
+        self.site.add(LINKS, "/about.html", "About Python Links",
+                      "<h1>About</h1>\n<p>Links to anything Python, posted by readers.</p>")
+
+
 # ----------------------------------------------------------------------------- builders
 class Builder:
     def __init__(self) -> None:
@@ -540,6 +692,7 @@ class Builder:
         self.lessons_by_cat: dict[str, list[tuple[str, str, str]]] = {}
         self.posts: list[dict[str, Any]] = []
         self.articles: dict[str, str] = {}  # qualname -> summary
+        self.offtopic = OffTopic(self.site)
 
     def load_modules(self) -> None:
         with warnings.catch_warnings():
@@ -602,6 +755,7 @@ class Builder:
         parts.append('<p class="pager">' + " · ".join(navl) + "</p>")
         parts.append(f'<p>Discuss this topic on the wiki: <a href="http://{WIKI}/wiki/{cat}.html">'
                      f"{esc(CATEGORIES[cat][0])}</a>.</p>")
+        parts.append(self.offtopic.around(lesson_path(lesson_slug, n)))
         self.site.add(TUT, lesson_path(lesson_slug, n), f"{title}, part {n}", "\n".join(parts),
                       description=intro)
 
@@ -659,6 +813,15 @@ class Builder:
             "/library/tz.html": {"location": "/library/zoneinfo.html", "status": 302},
         }
 
+    def titles(self, host: str) -> list[tuple[tuple[str, str], str]]:
+        """((host, path), title) of a host's pages so far, from their <title>."""
+        out = []
+        for (h, path), page in self.site.pages.items():
+            if h == host:
+                title = re.search(r"<title>(.*?) — ", page)
+                out.append(((h, path), html.unescape(title.group(1)) if title else path))
+        return out
+
     def synopsis(self, m: str) -> str:
         d = getdoc(self.modules[m]) if m in self.modules else ""
         return first_para(d, 140) if d else ""
@@ -703,6 +866,7 @@ class Builder:
         parts.append(f'<aside class="sidebar"><h2>{esc(CATEGORIES[cat][0])}</h2>\n'
                      + links_list(sib) + f'<p><a href="index.html#{cat}">Category index</a> · '
                      f'<a href="http://{WIKI}/wiki/{cat}.html">Wiki portal</a></p></aside>')
+        parts.append(self.offtopic.around(f"/library/{m}.html"))
         self.site.add(DOCS, f"/library/{m}.html", f"{m} — {syn}", "\n".join(parts),
                       description=syn)
 
@@ -746,6 +910,7 @@ class Builder:
         cat = MODULE_CATEGORY.get(m, "Runtime")
         parts.append(f'<p>Portal: <a href="/wiki/{cat}.html">{esc(CATEGORIES[cat][0])}</a> · '
                      f'<a href="/edit{wiki_article_path(q)}">Edit this page</a></p>')
+        parts.append(self.offtopic.around(wiki_article_path(q)))
         body = "\n".join(parts)
         self.site.add(WIKI, wiki_article_path(q), q, body, description=self.articles[q])
         self.site.add(WIKI, f"/edit{wiki_article_path(q)}", f"Editing {q}",
@@ -839,6 +1004,7 @@ class Builder:
                 prv = self.posts[i - 1]
                 pager.append(f'<a href="{prv["path"]}">Newer: {esc(prv["title"])}</a>')
             parts.append('<p class="pager">' + " · ".join(pager) + "</p></article>")
+            parts.append(self.offtopic.around(p["path"]))
             self.site.add(BLOG, p["path"], p["title"], "\n".join(parts), junk=True,
                           description=first_para(doc, 160))
         per = 15
@@ -950,6 +1116,7 @@ class Builder:
 
     def build(self) -> Site:
         self.load_modules()
+        self.offtopic.plan_recipes()  # the on-topic pages link to recipes: plan them first
         self.build_lessons()
         self.build_reference()
         self.plan_posts()
@@ -957,6 +1124,11 @@ class Builder:
         self.build_docs()   # module pages link lessons and wiki articles: after both
         self.build_blog()
         self.build_news()
+        self.offtopic.build_cookbook()
+        self.offtopic.build_links(
+            [(f"http://{BLOG}{p['path']}", p["title"]) for p in self.posts]
+            + [(f"http://{NEWS}{path}", title) for (host, path), title in self.titles(NEWS)]
+            + [(docs_url(m), f"The {m} module") for m in self.modules])
         for host in SITE_NAMES:
             self.site.extra[(host, "/static/site.css")] = (
                 "body{font-family:sans-serif;max-width:50em;margin:auto}\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from scrapy import Request, Spider
+from scrapy.exceptions import CloseSpider
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.seam import signals as focus_signals
@@ -19,7 +20,7 @@ from focuscrawl.seam.middlewares.journal import PageCompletionMiddleware
 from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
 from focuscrawl.seam.middlewares.robots import RobotsTxtMiddleware
 from focuscrawl.seam.scheduler import FocusScheduler
-from focuscrawl.seam.services import FocusServices, MissingServices
+from focuscrawl.seam.services import FocusServices
 from focuscrawl.seam.signals import START_ERROR_STAT
 
 from .conftest import SCHEDULER_PARTS, SERVICES
@@ -163,39 +164,69 @@ def test_two_crawls_share_nothing():
     assert FocusServices.of(one).policy is not FocusServices.of(two).policy
 
 
-def test_a_middleware_without_the_extension_fails_naming_the_setting():
+def test_without_the_extension_every_component_gets_the_same_parts():
+    """A project without the extension (only SCHEDULER set, say): FocusServices.of makes the
+    crawl's one instance, so the scheduler and any focuscrawl middleware still share their
+    parts; another crawl gets its own; Scrapy's extension manager, if built later, adopts it."""
     crawler = get_crawler(settings_dict={})
-    with pytest.raises(MissingServices, match=r"PolitenessMiddleware needs "
-                       r"focuscrawl\.seam\.services\.FocusServices in EXTENSIONS; .*FocusCrawl"):
-        PolitenessMiddleware.from_crawler(crawler)
+    politeness = PolitenessMiddleware.from_crawler(crawler)
+    services = FocusServices.of(crawler)
+    assert politeness.policy is services.policy
+    assert FocusServices.of(get_crawler(settings_dict={})) is not services
+    assert FocusServices.from_crawler(crawler) is services
 
 
-def test_the_scheduler_without_the_extension_refuses_to_start_with_one_line(caplog):
+def test_the_scheduler_finds_its_parts_at_open_not_when_built():
+    """Scrapy's own scheduler tests build the scheduler from a crawler that has no extension
+    manager yet (Crawler.get_extension raises there)."""
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import MemoryStatsCollector
+
+    crawler = Crawler(_Spider, {})
+    crawler.stats = MemoryStatsCollector(crawler)  # as Scrapy's MockCrawler does
+    sched = FocusScheduler.from_crawler(crawler)
+    assert sched.services is None
+
+
+def test_the_scheduler_alone_keeps_politeness_itself(caplog):
+    crawler = get_crawler(_Spider, {"FOCUS_STRATEGY": "best-first"})
+    sched = open_scheduler(crawler)
+    assert sched.error is None and sched.standalone
+    assert sched.services is FocusServices.of(crawler)
+    with_middleware = open_scheduler(get_crawler(_Spider, {
+        **SCHEDULER_PARTS, "FOCUS_STRATEGY": "best-first"}))
+    assert not with_middleware.standalone
+
+
+def test_a_jobdir_without_page_completion_refuses_to_start_with_one_line(caplog, tmp_path):
     crawler = get_crawler(_Spider, {
-        "DOWNLOADER_MIDDLEWARES": SCHEDULER_PARTS["DOWNLOADER_MIDDLEWARES"]})
+        "DOWNLOADER_MIDDLEWARES": SCHEDULER_PARTS["DOWNLOADER_MIDDLEWARES"],
+        "JOBDIR": str(tmp_path / "job")})
     sched = open_scheduler(crawler)
     assert sched.frontier is None
     assert sched.error == crawler.stats.get_value(START_ERROR_STAT)
-    assert ("FocusScheduler needs focuscrawl.seam.services.FocusServices in EXTENSIONS;"
-            in sched.error)
-    assert "PolitenessMiddleware" not in sched.error  # it is there: only what is missing
+    assert ("FocusScheduler with JOBDIR needs focuscrawl.seam.middlewares.journal."
+            "PageCompletionMiddleware in SPIDER_MIDDLEWARES;" in sched.error)
     logged = [r.levelname for r in caplog.records if r.name == "focuscrawl.seam.scheduler"]
     assert logged == ["ERROR"]
-    sched.close("finished")  # closes cleanly, holding no part
+    with pytest.raises(CloseSpider) as refused:
+        sched._spider_opened()  # Scrapy then closes the spider with the reason
+    assert refused.value.reason == "missing_component"
+    sched.close("missing_component")  # closes cleanly, holding no part
 
 
-def test_a_crawl_without_the_extension_stops_with_one_line_and_exit_1():
-    """``-s EXTENSIONS=...`` replaces the whole dict: the middlewares cannot be built.  The crawl
-    command reports it as any failed start: one line, no traceback, exit status 1."""
+def test_a_crawl_that_cannot_start_stops_with_one_line_and_exit_1():
+    """A bad setting: one line, no traceback, exit status 1 (Scrapy's own crawl command would
+    too: tests/test_third_party.py)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("http_proxy", None)
     proc = subprocess.run(
         [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=alpha",
-         "-a", "seeds=http://127.0.0.1:9/", "-s", "EXTENSIONS={}", "-s", "LOG_LEVEL=ERROR",
+         "-a", "seeds=http://127.0.0.1:9/", "-s", "FOCUS_SLACK=7", "-s", "LOG_LEVEL=ERROR",
          "-s", "FOCUS_DEFAULT_FEED="],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 1
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "needs focuscrawl.seam.services.FocusServices in EXTENSIONS" in lines[0]
+    assert "FOCUS_SLACK must be between 0 and 1" in lines[0]

@@ -55,6 +55,7 @@ from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import Waker, close, in_progress, stopping, warn_if_missing
 from focuscrawl.seam.meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
 from focuscrawl.seam.options import frontier_options, politeness_options
+from focuscrawl.seam.outcome import watch
 from focuscrawl.seam.records import Records, is_page, server_by
 from focuscrawl.seam.services import missing_message
 from focuscrawl.seam.signals import START_ERROR_STAT
@@ -120,6 +121,7 @@ class RedisFocusScheduler:
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
+        watch(crawler)  # scrapy crawl exits 1 when Redis stops the crawl, in any project
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisFocusScheduler:

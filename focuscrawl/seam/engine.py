@@ -13,6 +13,14 @@ and nowhere else:
 * ``engine.downloader.active``: requests being downloaded.
 * ``engine._slot.inprogress``: requests the engine still holds (downloading or in the spider).
 * ``engine._slot.closing``: the spider is closing.
+* ``crawler.spider`` left empty once the spider closed (:func:`report_failure`): the one way a
+  component can make Scrapy's own ``crawl`` command (and ``CrawlerProcess`` /
+  ``CrawlerRunner`` scripts, Scrapyd) count a crawl as failed -- exit status 1 -- without a
+  traceback.  Scrapy's runners set ``bootstrap_failed`` when a crawl raised or when its crawler
+  has no spider once the crawl is over (``CrawlerRunner._crawl``, ``AsyncCrawlerRunner._done``);
+  raising would print a traceback.  The spider is unset at ``spider_closed``, the last signal
+  of a crawl that never started (``engine_stopped`` is not sent then); the engine keeps its
+  own reference for the rest of the close.  ``tests/test_engine.py`` pins the runner's rule.
 
 Every accessor is guarded and returns a neutral value when the internal is gone;
 :func:`missing` names the ones the installed Scrapy lacks, the schedulers log it once at open,
@@ -88,6 +96,11 @@ def close(crawler: Crawler, reason: str) -> None:
     if engine is None or getattr(engine, "spider", None) is None or stopping(crawler):
         return
     deferred_from_coro(engine.close_spider_async(reason=reason))
+
+
+def report_failure(crawler: Crawler) -> None:
+    """Make ``scrapy crawl`` (any project's) exit 1: call at ``spider_closed`` (see above)."""
+    crawler.spider = None
 
 
 def missing(crawler: Crawler, *, at_open: bool = False) -> list[str]:

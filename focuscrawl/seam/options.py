@@ -9,7 +9,11 @@ documents.  Spider arguments (``-a strategy=... -a n=...``, validated by the spi
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy.settings import get_settings_priority
 
 from focuscrawl.core.frontier import DEFAULT_STRATEGY
 from focuscrawl.core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
@@ -24,6 +28,8 @@ EXPLORE_BEFORE = 1.0
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
 
 
 def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, Any]:
@@ -71,6 +77,25 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         if options[name] is None:
             options[name] = value
     return options
+
+
+def strategy_without_keywords(settings: BaseSettings, spider: Any = None) -> str:
+    """The crawl order when the default learned one has no keywords to learn from.
+
+    A spider that reported bad arguments stops the crawl itself (breadth-first meanwhile); a
+    spider of another project that has no keywords (and did not ask for the learned order)
+    gets best-first, with a warning; asking for it without keywords is an error
+    (NotConfigured)."""
+    if getattr(spider, "argument_error", None):
+        return "breadth-first"  # nothing is fetched: the spider closes at start
+    chosen = ("strategy" in (getattr(spider, "focus_options", None) or {})
+              or (settings.getpriority("FOCUS_STRATEGY") or 0) > get_settings_priority("project"))
+    if chosen:
+        raise NotConfigured("the learned strategy needs keywords: give the spider "
+                            "-a keywords=... or set FOCUS_KEYWORDS")
+    logger.warning("focuscrawl: no keywords (FOCUS_KEYWORDS) for the default learned "
+                   "strategy; crawling best-first")
+    return "best-first"
 
 
 def _float_or_none(value: Any) -> float | None:

@@ -9,15 +9,22 @@ is what Scrapy's scheduler hides from a queue: its dupefilter drops a rediscover
 queue sees it, so there is no promotion by a second, better link (the link-graph promotions of
 ``cho-distance`` still happen when a page turns out hot).  FocusScheduler has none of these
 limits; this class is the compatible path.
+
+Set alone (no add-on), it needs nothing else of focuscrawl: without keywords the default learned
+order falls back to best-first, and settings it cannot use end the crawl with one line and a
+close reason (``focuscrawl.seam.outcome``), not a traceback.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.request import request_from_dict
 
 from focuscrawl.core.frontier import Link, make_frontier
@@ -25,13 +32,16 @@ from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import pages_in_spider
 from focuscrawl.seam.meta import LINK
-from focuscrawl.seam.options import frontier_options
-from focuscrawl.seam.servers import ServerKeys
+from focuscrawl.seam.options import frontier_options, strategy_without_keywords
+from focuscrawl.seam.outcome import BAD_SETTINGS, refuse_start, watch
 from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+
+
+logger = logging.getLogger(__name__)
 
 
 class FocusPriorityQueue:
@@ -41,17 +51,27 @@ class FocusPriorityQueue:
         s = crawler.settings
         self.crawler = crawler
         self.key = key
-        services = crawler.get_extension(FocusServices)
-        # without the extension: by host name (by IP, each host is its own server)
-        self.servers = (services.servers if services is not None
-                        else ServerKeys(s.get("FOCUS_SERVER_KEY", "host")))
-        options = frontier_options(s, getattr(crawler, "spider", None))
+        self.servers = FocusServices.of(crawler, self).servers
+        spider = getattr(crawler, "spider", None)
+        options = frontier_options(s, spider)
         for name in ("max_pages", "work_conserving"):  # Scrapy's scheduler: no budget, no slots
             options.pop(name)
         # no spilling: this queue keeps every Request object in memory anyway, and its state
         # file saves only the URLs queued in memory
         options["frontier_memory"] = 0
-        self.frontier = make_frontier(options.pop("strategy"), **options)
+        strategy = options.pop("strategy")
+        self._refusal: CloseSpider | None = None
+        watch(crawler)  # scrapy crawl exits 1 if the crawl cannot start
+        try:
+            if strategy == "learned" and not options.get("keywords"):
+                strategy = strategy_without_keywords(s, spider)
+            self.frontier = make_frontier(strategy, **options)
+        except (NotConfigured, ValueError) as e:
+            # one line and a close reason once the spider has opened, not a traceback; the
+            # crawl order meanwhile: one that needs no option
+            self._refusal = refuse_start(crawler, logger, BAD_SETTINGS, str(e))
+            crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+            self.frontier = make_frontier("breadth-first", frontier_memory=0)
         self._requests: dict[str, Request] = {}
         self._pending: dict[str, dict] = {}
         self.strict = s.getbool("FOCUS_STRICT_ORDER", False)
@@ -61,6 +81,10 @@ class FocusPriorityQueue:
             self.frontier.restore(state["frontier"])
             self._pending = state["requests"]  # dicts, turned back into requests when popped
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
+
+    def _spider_opened(self) -> None:
+        if self._refusal is not None:
+            raise self._refusal
 
     @classmethod
     def from_crawler(

@@ -172,6 +172,10 @@ class Records:
             headers = {"Referer": entry.parent} if entry.parent else None
             request = Request(entry.url, headers=headers,
                               meta={"depth": entry.depth, LINK: {}})
+            if entry.parent is None and not entry.depth:
+                # a seed: the spider's start request, kept plain (the private-address guard
+                # lets the user's own requests through)
+                request.meta["is_start_request"] = True
         focus = request.meta[LINK]
         focus.setdefault("anchor", entry.anchor)
         focus.setdefault("parent", entry.parent)

@@ -13,15 +13,25 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
 * with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
   a snapshot plus a journal of every operation, so that the same command resumes after a clean
   stop *or* a kill -9 (``focuscrawl.seam.persistence.jobdir.Jobdir``, which the scheduler holds).
+
+Set alone as ``SCHEDULER`` in another project (no add-on, none of focuscrawl's middlewares), it
+still crawls in its order with per-server politeness: without a downloader middleware that
+sends ``request_finished`` (``PolitenessMiddleware``), it learns when a request it handed out
+reaches the downloader, what came back and when it left from Scrapy's public signals
+(``request_reached_downloader``, ``response_downloaded``, ``request_left_downloader``) and
+hands out only requests whose server is due.  robots.txt is then Scrapy's own
+``ROBOTSTXT_OBEY``.  What cannot start ends the crawl with one line and a close reason naming
+the cause (``focuscrawl.seam.outcome``).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
-from scrapy.exceptions import IgnoreRequest, NotConfigured
-from scrapy.settings import get_settings_priority
+from scrapy import signals
+from scrapy.exceptions import CloseSpider, IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.job import job_dir
@@ -32,12 +42,18 @@ from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.completion import Completion
 from focuscrawl.seam.engine import Waker, downloading, pages_in_spider, warn_if_missing
-from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, TRANSIENT
-from focuscrawl.seam.options import frontier_options
+from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, SERVER, TRANSIENT
+from focuscrawl.seam.options import frontier_options, strategy_without_keywords
+from focuscrawl.seam.outcome import (
+    BAD_JOBDIR,
+    BAD_SETTINGS,
+    MISSING_COMPONENT,
+    refuse_start,
+    watch,
+)
 from focuscrawl.seam.persistence.jobdir import Jobdir, JournalStore, _Lease, _link_tuple
-from focuscrawl.seam.records import Records, is_page, server_by
+from focuscrawl.seam.records import Records, is_html, is_page
 from focuscrawl.seam.services import FocusServices, missing_message
-from focuscrawl.seam.signals import START_ERROR_STAT
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -55,9 +71,14 @@ class FocusScheduler:
         self.crawler = crawler
         self.settings = crawler.settings
         self.stats = crawler.stats
-        # the shared parts (politeness state, page completion); None: open() refuses to start
-        self.services: FocusServices | None = crawler.get_extension(FocusServices)
-        self.server_by = server_by(self.settings)
+        # the shared parts (politeness state, page completion), found at open: a scheduler
+        # built by hand comes from a crawler that has no extension manager yet
+        self.services: FocusServices | None = None
+        #: no PolitenessMiddleware: this scheduler keeps politeness from Scrapy's signals
+        self.standalone = False
+        self._started: dict[int, float] = {}  # standalone: lease -> reached the downloader
+        self._outcome: dict[int, tuple[int, bool]] = {}  # standalone: lease -> status, html
+        self._refusal: CloseSpider | None = None  # the crawl cannot start: ends at spider_opened
         self.jobdir_path = job_dir(self.settings)
         self.jobdir: Jobdir | None = None  # crash-safe persistence, made at open with JOBDIR
         self.frontier: Frontier | None = None
@@ -69,17 +90,15 @@ class FocusScheduler:
         self._lease_seq = 0
         self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
         self.explain = self.settings.getbool("FOCUS_EXPLAIN", False)
-        slack = self.settings.get("FOCUS_SLACK")
         # None: the crawl order's own default (Frontier.default_slack), known at open
-        self.slack: float | None = None if slack in (None, "") else self.settings.getfloat(
-            "FOCUS_SLACK")
-        if self.slack is not None and not 0.0 <= self.slack <= 1.0:
-            raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {self.slack}")
+        self.slack: float | None = None
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
         self.error: str | None = None  # the crawl could not start (see open)
         self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
+        crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
+        watch(crawler)  # scrapy crawl exits 1 if the crawl cannot start or stops short
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -122,13 +141,18 @@ class FocusScheduler:
     def open(self, spider: Spider) -> None:
         self.spider = spider
         warn_if_missing(self.crawler)
-        options = self._options(spider)
-        self.max_pages = options.pop("max_pages")
-        strategy = options.pop("strategy")
+        reason = BAD_SETTINGS
         try:
+            options = self._options(spider)
+            self.max_pages = options.pop("max_pages")
+            strategy = options.pop("strategy")
+            self.slack = self._slack()
+            self.services = FocusServices.of(self.crawler, self)
+            reason = MISSING_COMPONENT
             self._check_components()
+            reason = BAD_SETTINGS
             if strategy == "learned" and not options.get("keywords"):
-                strategy = self._without_keywords(spider)
+                strategy = strategy_without_keywords(self.settings, spider)
             self.order_options = {"strategy": strategy, **options}
             self.frontier = make_frontier(strategy, **options)
             assert self.services is not None  # _check_components
@@ -140,7 +164,7 @@ class FocusScheduler:
             # back), not refused and lost
             self.services.policy.holding = True
             if self.jobdir_path:
-                assert self.services is not None
+                reason = BAD_JOBDIR
                 self.jobdir = Jobdir(self.crawler, self.jobdir_path, self.services,
                                      counts=lambda: (self.pages, self._lease_seq))
                 self.pages, self._lease_seq = self.jobdir.load(self.frontier,
@@ -150,22 +174,40 @@ class FocusScheduler:
             self.services.known_urls.register(
                 None if not self.frontier.may_ignore()
                 else self._drops if self.frontier.counts_inlinks else self.frontier.ignores)
-        except (NotConfigured, StoreError) as e:
-            # one line and a non-zero exit (focuscrawl.seam.commands.crawl), not a traceback: the
-            # crawl ends at once, every request it is given is dropped
+        except (NotConfigured, StoreError, ValueError) as e:
+            # a setting the crawl order refuses raises ValueError: the same
+            # one line, a close reason naming the cause and a non-zero exit, not a traceback:
+            # the crawl ends once the spider has opened, every request it is given is dropped
             self.error = str(e)
             self.frontier = None
             if self.jobdir is not None:  # a JOBDIR of another crawl: left as it was
                 self.jobdir.close()
                 self.jobdir = None
-            logger.error("focuscrawl: %s", self.error)
-            self.stats.set_value(START_ERROR_STAT, self.error)
+            self._refusal = refuse_start(self.crawler, logger, reason, self.error)
             return
+        if self.standalone:
+            connect = self.crawler.signals.connect
+            connect(self._reached, signal=signals.request_reached_downloader)
+            connect(self._downloaded, signal=signals.response_downloaded)
+            connect(self._left, signal=signals.request_left_downloader)
         logger.info(
             "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, self.max_pages,
             f", resumed with {len(self.frontier)} queued and {self.pages} fetched"
             if self.pages else "",
         )
+
+    def _spider_opened(self) -> None:
+        if self._refusal is not None:
+            raise self._refusal  # Scrapy closes the spider with its reason
+
+    def _slack(self) -> float | None:
+        slack = self.settings.get("FOCUS_SLACK")
+        if slack in (None, ""):
+            return None
+        value = self.settings.getfloat("FOCUS_SLACK")
+        if not 0.0 <= value <= 1.0:
+            raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {value}")
+        return value
 
     def close(self, reason: str) -> None:
         self.waker.cancel()
@@ -245,8 +287,8 @@ class FocusScheduler:
             # Nothing is due.  Choose late, with every link parsed meanwhile: wake the engine
             # when the next server is due.  Only if that is impossible, hand out the best
             # request of a server merely waiting out its delay (the middleware holds it).
-            if self._wake_when_due(now):
-                return None
+            if self._wake_when_due(now) or self.standalone:
+                return None  # standalone: no middleware would hold it; the engine asks again
             held = policy.is_held if policy.held else None  # holds may have ended
             entry = self._pop(lambda h: policy.can_dispatch(h) and not (
                 held and held(h, now)), held)
@@ -356,40 +398,50 @@ class FocusScheduler:
                 "servers_busy": sum(1 for s in servers if s.active or s.pending)}
 
     def _check_components(self) -> None:
-        """Refuse to start, rather than hang, without the shared parts (the FocusServices
-        extension) and the middlewares the scheduler relies on (a project that set only
-        ``SCHEDULER``): one line naming every missing setting."""
-        missing = []
-        if self.services is None:
-            missing.append(f"{FocusServices.__module__}.FocusServices in EXTENSIONS")
-        needs = [("DOWNLOADER_MIDDLEWARES", "sends_request_finished",
-                  "focuscrawl.seam.middlewares.politeness.PolitenessMiddleware")]
-        if self.jobdir_path:
-            needs.append(("SPIDER_MIDDLEWARES", "marks_pages_done",
-                          "focuscrawl.seam.middlewares.journal.PageCompletionMiddleware"))
-        for setting, marker, name in needs:
-            enabled = build_component_list(self.settings.getwithbase(setting))
-            if not any(getattr(load_object(c), marker, False) for c in enabled):
-                missing.append(f"{name} in {setting}")
-        if missing:
-            raise NotConfigured(missing_message(type(self).__name__, needs=missing))
+        """Without a downloader middleware that sends ``request_finished`` (a project that set
+        only ``SCHEDULER``), keep politeness here (:attr:`standalone`).  With JOBDIR, refuse
+        to start without the spider middleware that tells when a page is done (a page marked
+        done too early would lose its outlinks on resume): one line naming the setting."""
+        def enabled(setting: str, marker: str) -> bool:
+            return any(getattr(load_object(c), marker, False)
+                       for c in build_component_list(self.settings.getwithbase(setting)))
 
-    def _without_keywords(self, spider: Spider) -> str:
-        """The learned order needs the topic's keywords.  A spider that reported bad arguments
-        stops the crawl itself; a spider of another project that has no keywords (and did not
-        ask for the learned order) gets best-first; asking for it without keywords is an
-        error."""
-        if getattr(spider, "argument_error", None):
-            return "breadth-first"  # nothing is fetched: the spider closes at start
-        chosen = ("strategy" in (getattr(spider, "focus_options", None) or {})
-                  or (self.settings.getpriority("FOCUS_STRATEGY") or 0)
-                  > get_settings_priority("project"))
-        if chosen:
-            raise NotConfigured("the learned strategy needs keywords: give the spider "
-                                "-a keywords=... or set FOCUS_KEYWORDS")
-        logger.warning("focuscrawl: no keywords (FOCUS_KEYWORDS) for the default learned "
-                       "strategy; crawling best-first")
-        return "best-first"
+        self.standalone = not enabled("DOWNLOADER_MIDDLEWARES", "sends_request_finished")
+        if self.jobdir_path and not enabled("SPIDER_MIDDLEWARES", "marks_pages_done"):
+            raise NotConfigured(missing_message(
+                f"{type(self).__name__} with JOBDIR", needs=[
+                    "focuscrawl.seam.middlewares.journal.PageCompletionMiddleware in "
+                    "SPIDER_MIDDLEWARES"]))
+
+    # -- standalone politeness: Scrapy's public signals, in PolitenessMiddleware's place -----
+    def _reached(self, request: Request) -> None:
+        lease = request.meta.get(LEASE)
+        if lease in self._leases and lease not in self._started:
+            self.policy.start(request.meta[SERVER], reserved=True)
+            self._started[lease] = time.monotonic()
+            self.stats.inc_value("focus/politeness/started")
+
+    def _downloaded(self, response: Any, request: Request) -> None:
+        lease = request.meta.get(LEASE)
+        if lease in self._started:
+            self._outcome[lease] = (response.status, is_html(response))
+
+    def _left(self, request: Request) -> None:
+        lease = request.meta.get(LEASE)
+        started = self._started.pop(lease, None) if lease is not None else None
+        if started is None:
+            return
+        self.policy.finish(request.meta[SERVER], time.monotonic() - started)
+        status, html = self._outcome.pop(lease, (None, True))
+        self._request_finished(request, status, html)
+
+    def _dropped_before_download(self, request: Request) -> None:
+        """Standalone: a request refused on its way to the downloader (Scrapy's robots.txt or
+        offsite middleware) frees its server's reservation and its share of the budget."""
+        lease = request.meta.get(LEASE)
+        if lease in self._leases and lease not in self._started:
+            self.policy.unreserve(request.meta[SERVER])
+            self._request_finished(request, None)
 
     def _options(self, spider: Spider) -> dict[str, Any]:
         return frontier_options(self.settings, spider)
@@ -428,6 +480,8 @@ class FocusScheduler:
                 if needle in text:
                     self.stats.inc_value(f"focus/fetch/dropped/{reason}")
         request = getattr(failure, "request", None)
+        if request is not None and self.standalone:
+            self._dropped_before_download(request)
         if request is not None and self.store is not None:
             self.completion.finish(request.meta.get(LEASE))
         return failure

@@ -8,17 +8,19 @@ irrelevant-directory statistics, whether this crawl resumes a JOBDIR, and which 
 crawl order would ignore (``KnownUrls``: the topic spider drops them before building a Request).
 One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
 settings.  Scrapy builds extensions before the engine builds the downloader, the spider
-middlewares and the scheduler, so every component finds it at construction through Scrapy's
-public API, ``crawler.get_extension(FocusServices)`` (:meth:`FocusServices.of`).  Each part is
-made by this object on first use, from one reading of the settings; no component creates a
-part for the others.
+middlewares and the scheduler, so every component finds it through
+:meth:`FocusServices.of`.  Each part is made by this object on first use, from one reading of
+the settings; no component creates a part for the others.
 
     EXTENSIONS = {"focuscrawl.seam.services.FocusServices": 0}
 
 ``settings/__init__.py`` and the add-on (``focuscrawl.seam.addon.FocusCrawl``) switch it on.  A
-component that needs it and does not find it raises :class:`MissingServices`; the scheduler,
-which must not raise, refuses to start with the same one-line message instead.  ``scrapy crawl``
-(``focuscrawl.seam.commands.crawl``) reports either as one line and exits with status 1.
+project that sets only ``SCHEDULER`` (or only ``SCHEDULER_PRIORITY_QUEUE``) has no such
+extension: :meth:`FocusServices.of` then makes the crawl's one instance itself, kept beside the
+crawler (never on it) in a weak map, so a component built later, or the extension if Scrapy
+builds it after all, finds the same parts.  The scheduler asks at ``open``, not at
+construction: a scheduler built by hand (Scrapy's own scheduler tests) comes from a crawler
+that has no extension manager yet, where ``crawler.get_extension`` raises.
 
 This module imports no middleware and no scheduler: the robots.txt rules cache registers itself
 (:meth:`FocusServices.register_robots`) as a :class:`RobotsRules`, the scheduler its frontier's
@@ -28,6 +30,7 @@ answer in :class:`KnownUrls`.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -88,7 +91,20 @@ class KnownUrls:
 
 
 class MissingServices(RuntimeError):
-    """A focuscrawl component was built in a crawl without the FocusServices extension."""
+    """A focuscrawl component asked for parts of a kind the crawl does not have (a distributed
+    component in a crawl whose parts are single-process ones)."""
+
+
+#: crawler -> its FocusServices, for a crawl without the extension (see the module docstring)
+_STANDALONE: weakref.WeakKeyDictionary[Crawler, FocusServices] = weakref.WeakKeyDictionary()
+
+
+def _extension(crawler: Crawler, cls: type[_S]) -> _S | None:
+    """The enabled extension ``cls``, or None (none, or no extension manager yet)."""
+    try:
+        return crawler.get_extension(cls)
+    except RuntimeError:  # Crawler.get_extension before the extension manager exists
+        return None
 
 
 def _path(cls: type) -> str:
@@ -131,23 +147,40 @@ class FocusServices:
 
     @classmethod
     def from_crawler(cls: type[_S], crawler: Crawler) -> _S:
-        return cls(crawler)
+        # a component asked before the extension manager was built: the same parts
+        made = _STANDALONE.pop(crawler, None)
+        return made if isinstance(made, cls) else cls(crawler)
 
     @classmethod
     def of(cls: type[_S], crawler: Crawler, component: Any = None) -> _S:
-        """The crawl's instance (``crawler.get_extension``); :class:`MissingServices` if none.
+        """The crawl's instance: the extension, or else the one made here for this crawl.
 
-        ``component`` (an object, a class or a name) names the asker in the error.
+        ``component`` (an object, a class or a name) names the asker in the error raised when
+        the crawl's parts are of another kind (:class:`MissingServices`).
         """
-        services = crawler.get_extension(cls)
-        if services is None:
+        services = _extension(crawler, cls)
+        if services is not None:
+            return services
+        made = _STANDALONE.get(crawler)
+        if made is None:
+            made = _STANDALONE[crawler] = cls(crawler)
+        if not isinstance(made, cls):
             if component is None or isinstance(component, str):
                 name = component or "focuscrawl"
             else:
                 kind = component if isinstance(component, type) else type(component)
                 name = kind.__name__
             raise MissingServices(missing_message(name, cls))
-        return services
+        return made
+
+    @classmethod
+    def find(cls: type[_S], crawler: Crawler) -> _S | None:
+        """The crawl's instance if any component made or enabled one (never makes one)."""
+        services = _extension(crawler, cls)
+        if services is not None:
+            return services
+        made = _STANDALONE.get(crawler)
+        return made if isinstance(made, cls) else None
 
     # -- the parts ---------------------------------------------------------------------------
     @property

@@ -12,7 +12,7 @@ page_scored = object()
 request_finished = object()
 
 #: The stat a component sets (to its one-line message) when the crawl cannot start; the crawl
-#: then ends at once and ``scrapy crawl`` exits non-zero (``focuscrawl.seam.commands.crawl``).
+#: then ends at once and ``scrapy crawl`` exits non-zero (``focuscrawl.seam.outcome``).
 START_ERROR_STAT = "focus/start_error"
 
 #: Sent once when a write of the crawl's files fails for lack of space (``path``, ``error``):

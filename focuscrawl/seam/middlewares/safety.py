@@ -21,9 +21,14 @@ such requests with IgnoreRequest, counted as ``focus/safety/blocked/<reason>``:
   whether proxied or not).  The lookup goes through the reactor's resolver, the one Scrapy's
   download handler uses and caches, so the connection uses the address that was checked.
 
-``FOCUS_BLOCK_PRIVATE = "auto"`` (the default) switches the guard on unless a seed URL is itself
-on a private network or a local name -- a crawl of an intranet, or the tests' loopback servers;
-``True`` always, ``False`` never.  Order 50: before robots.txt is fetched for such a host.
+The guard is for links found on pages: the spider's own start requests (whatever the spider;
+Scrapy marks them ``is_start_request``) are the user's intent and pass, and so do later requests
+to the hosts they name -- a crawl started on an intranet host stays on it -- while a redirect
+away from them is a link like any other.  ``FOCUS_BLOCK_PRIVATE = "auto"`` (the default)
+switches the guard on unless a seed URL (``-a seeds`` / ``FOCUS_SEEDS``, a file of URLs too) is
+itself on a private network or a local name -- a crawl of an intranet, or the tests' loopback
+servers; ``True`` always, ``False`` never.  Order 50: before robots.txt is fetched for such a
+host.  Each reason for a refusal is said once in the log (INFO), every refusal counted.
 
 BinaryBodyMiddleware: a body declared HTML that is binary (an image, an archive, random bytes
 behind a wrong Content-Type) is dropped as ``focus/safety/binary_as_html`` instead of being
@@ -46,7 +51,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
+from focuscrawl.seam.arguments import ArgumentError, parse_seeds
 from focuscrawl.seam.meta import ROBOTS
+from focuscrawl.seam.refusals import Refusals
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -130,7 +137,10 @@ class PrivateAddressMiddleware:
         # host -> no_proxy exempts it: proxy_bypass reads the whole environment per call, a
         # cost per request through a proxy (4% of a worker's CPU in bench/distributed.py)
         self._bypass: dict[str, bool] = {}
-        self._reported: set[str] = set()
+        self.refusals = Refusals(crawler.stats, "focus/safety/blocked", "FOCUS_BLOCK_PRIVATE",
+                                 logger)
+        #: hosts the spider's start requests named: the user's intent, never refused
+        self.trusted: set[str] = set()
         if mode == "auto":
             crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
 
@@ -157,8 +167,10 @@ class PrivateAddressMiddleware:
         args = getattr(spider, "args", None)
         seeds = list(getattr(args, "seeds", None) or [])
         if not seeds:
-            raw = self.crawler.settings.get("FOCUS_SEEDS", "")
-            seeds = [s.strip() for s in str(raw).split(",") if "://" in s]
+            try:  # a list, a comma-separated string or a file of URLs, as the spider reads it
+                seeds = parse_seeds(self.crawler.settings.get("FOCUS_SEEDS") or None)
+            except ArgumentError:
+                seeds = []  # the spider reports its bad seeds itself
         return seeds
 
     # -- the check ------------------------------------------------------------------------
@@ -166,6 +178,12 @@ class PrivateAddressMiddleware:
         if not self.active:
             return None
         parsed = urlparse_cached(request)
+        meta = request.meta
+        if meta.get("is_start_request") and "redirect_urls" not in meta:
+            self.trusted.add(parsed.hostname or "")
+            return None  # the user's own request
+        if parsed.hostname in self.trusted and parsed.scheme in FETCH_SCHEMES:
+            return None
         if parsed.scheme not in FETCH_SCHEMES:
             self._block(request, "scheme")
         host = parsed.hostname
@@ -204,11 +222,7 @@ class PrivateAddressMiddleware:
         return [ip] if ip is not None else []
 
     def _block(self, request: Request, reason: str) -> Any:
-        self.stats.inc_value(f"focus/safety/blocked/{reason}")
-        host = urlparse_cached(request).hostname or ""
-        if host not in self._reported:
-            self._reported.add(host)
-            logger.info("Refused %s (%s): FOCUS_BLOCK_PRIVATE", request.url[:200], reason)
+        self.refusals.refused(reason, request.url)
         raise IgnoreRequest(f"FOCUS_BLOCK_PRIVATE: {reason} address")
 
 

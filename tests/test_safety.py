@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import pytest_twisted
 from scrapy import Request, Spider
@@ -135,7 +137,7 @@ async def test_public_crawl_never_reaches_private_addresses(server, proxy_to):
 
 @pytest_twisted.ensureDeferred
 async def test_loopback_seeds_switch_auto_off_and_true_forces_it(tmp_path):
-    pages = {"a.test": {"/": Page(html("garden", ["/b.html"])),
+    pages = {"a.test": {"/": Page(html("garden", ["/b.html", "http://10.1.2.3/"])),
                         "/b.html": Page(html("garden b", []))}}
     with ServerProcess(pages=pages, bind_hosts=True) as srv:
         seed = srv.direct_url("a.test", "/")
@@ -144,5 +146,43 @@ async def test_loopback_seeds_switch_auto_off_and_true_forces_it(tmp_path):
         assert result.stats["focus/safety/block_private"] == 0
         forced = await crawl(project_settings(FOCUS_DELAY=0, FOCUS_BLOCK_PRIVATE=True),
                              keywords="garden", seeds=seed)
-        assert forced.items == []
-        assert forced.stats["focus/safety/blocked/loopback"] == 1
+        # the seed is the user's own request, and its host with it: only the link to
+        # another private address is refused
+        assert len(forced.items) == 2
+        assert forced.stats["focus/safety/blocked/private"] == 1
+        assert "focus/safety/blocked/loopback" not in forced.stats
+
+
+@pytest_twisted.ensureDeferred
+async def test_start_requests_pass_and_each_refusal_reason_is_said_once(caplog):
+    caplog.set_level(logging.INFO)
+    crawler = get_crawler(_Spider, {"FOCUS_BLOCK_PRIVATE": True})
+    mw = PrivateAddressMiddleware.from_crawler(crawler)
+    mw.proxies = {}
+
+    def run(coro):
+        return deferred_from_coro(coro)
+
+    start = Request("http://127.0.0.1:9/", meta={"is_start_request": True})
+    assert await run(mw.process_request(start)) is None
+    assert await run(mw.process_request(Request("http://127.0.0.1:9/next"))) is None
+    # a redirect away from a start request is a link like any other
+    moved = Request("http://10.0.0.1/", meta={"is_start_request": True,
+                                              "redirect_urls": ["http://127.0.0.1:9/"]})
+    for request in (moved, Request("http://10.0.0.2/"), Request("http://localhost/")):
+        with pytest.raises(IgnoreRequest):
+            await run(mw.process_request(request))
+    said = [r.getMessage() for r in caplog.records if r.name == mw.__module__]
+    assert len(said) == 2 and "(private, FOCUS_BLOCK_PRIVATE)" in said[0], said
+    assert "(local_name, FOCUS_BLOCK_PRIVATE)" in said[1]
+    assert crawler.stats.get_value("focus/safety/blocked/private") == 2
+
+
+def test_auto_reads_seeds_given_as_a_file(tmp_path):
+    """FOCUS_SEEDS is read as the spider reads it (focuscrawl.seam.arguments.parse_seeds)."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# an intranet crawl\nhttp://10.0.0.5/\n", "utf-8")
+    crawler = get_crawler(_Spider, {"FOCUS_SEEDS": str(seeds)})
+    mw = PrivateAddressMiddleware.from_crawler(crawler)
+    mw._spider_opened(_Spider())
+    assert not mw.active

@@ -211,6 +211,9 @@ class FocusScheduler:
 
     def close(self, reason: str) -> None:
         self.waker.cancel()
+        if self.standalone and self.services is not None:  # as PolitenessMiddleware does
+            for name, value in self.policy.describe().items():
+                self.stats.set_value(f"focus/politeness/{name}", value)
         if self.services is not None and self.frontier is not None:
             self.services.known_urls.register(None)
         self._update_stats()

@@ -21,6 +21,7 @@ from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.utils.url import url_is_from_any_domain
 
+from focuscrawl import config
 from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.frontier import STRATEGIES
 from focuscrawl.core.learning import PageDigest
@@ -96,28 +97,28 @@ class TopicSpider(scrapy.Spider):
         """Validate arguments; on error remember one line for start() to report."""
         s = self.settings
         raw = dict(self.raw_arguments)
-        if raw["keywords"] is None and s.get("FOCUS_KEYWORDS"):
-            raw["keywords"] = s.get("FOCUS_KEYWORDS")
-        if raw["seeds"] is None and s.get("FOCUS_SEEDS"):
-            raw["seeds"] = s.get("FOCUS_SEEDS")
+        if raw["keywords"] is None and config.get(s, "FOCUS_KEYWORDS"):
+            raw["keywords"] = config.get(s, "FOCUS_KEYWORDS")
+        if raw["seeds"] is None and config.get(s, "FOCUS_SEEDS"):
+            raw["seeds"] = config.get(s, "FOCUS_SEEDS")
         try:
             self.args = parse_arguments(**raw)
             if not self.args.seeds:
                 raise ArgumentError("no seed URLs: give -a seeds=URL[,URL...] or a file of URLs")
             self.topic = Topic(
                 self.args.keywords,
-                hot_body_count=s.getint("FOCUS_HOT_BODY_COUNT", 10),
-                use_idf=s.getbool("FOCUS_IDF", False),
+                hot_body_count=config.get(s, "FOCUS_HOT_BODY_COUNT"),
+                use_idf=config.get(s, "FOCUS_IDF"),
             )
         except ArgumentError as e:
             self.argument_error = str(e)
             self.focus_options = {}
             return
         self.focus_options = dict(self.args.frontier)
-        strategy = self.focus_options.get("strategy") or s.get("FOCUS_STRATEGY")
+        strategy = self.focus_options.get("strategy") or config.get(s, "FOCUS_STRATEGY")
         self.learning = getattr(STRATEGIES.get(strategy), "learns", False)
         self.allowed_domains = self.args.allowed_domains or None
-        self.relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)
+        self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.argument_error:

@@ -40,14 +40,14 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings
 
+from focuscrawl.config import RedisOptions
 from focuscrawl.seam.services import FocusServices
 
 from . import scripts
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
-from .known import DEFAULT_LIMIT as DEFAULT_KNOWN
 from .known import KnownLinks
-from .outlinks import DEFAULT_LIMIT, Outlinks
+from .outlinks import Outlinks
 from .robotscache import RedisRobotsCache
 
 if TYPE_CHECKING:
@@ -250,15 +250,15 @@ def connect(settings: BaseSettings, spider_name: str) -> Worker:
     where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
     if kwargs.get("path"):
         where = str(kwargs["path"])
-    prefix = key_prefix(settings.get("FOCUS_REDIS_KEY", "focuscrawl:%(spider)s:"), spider_name)
+    o = RedisOptions.from_settings(settings)
+    prefix = key_prefix(o.key, spider_name)
     wid = worker_id()
-    link = RedisLink(where, retry=settings.getfloat("FOCUS_REDIS_POLL", 0.1),
-                     give_up=settings.getfloat("FOCUS_REDIS_OUTAGE_TIMEOUT", 0.0))
+    link = RedisLink(where, retry=o.poll, give_up=o.outage_timeout)
     frontier = RedisFrontier(client, prefix, wid)
-    outlinks = Outlinks(frontier, link, settings.getint("FOCUS_REDIS_BATCH", DEFAULT_LIMIT))
+    outlinks = Outlinks(frontier, link, o.batch)
     return Worker(client, prefix, wid, frontier, RedisHosts(client, prefix, wid),
                   RedisRobotsCache(client, prefix, wid), link, outlinks,
-                  KnownLinks(settings.getint("FOCUS_REDIS_KNOWN", DEFAULT_KNOWN)))
+                  KnownLinks(o.known))
 
 
 class RedisServices(FocusServices):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest
 
+from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.meta import FINISHED, LEASE, LEASE_LOST, SERVER, STARTED, TOKEN
 from focuscrawl.seam.middlewares.politeness import GcTuning, is_timeout, record_stats
@@ -65,7 +66,7 @@ class RedisPolitenessMiddleware:
         self.hosts = worker.hosts
         self.link = worker.link
         self.worker_id = worker.worker_id
-        self.poll = crawler.settings.getfloat("FOCUS_REDIS_POLL", 0.1)
+        self.poll = config.get(crawler.settings, "FOCUS_REDIS_POLL")
         self._tokens = itertools.count(1)
 
     @classmethod

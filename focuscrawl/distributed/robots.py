@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from focuscrawl import config
 from focuscrawl.seam.middlewares.robots import (
     NOT_HELD,
     RESPONSE,
@@ -140,14 +141,14 @@ class RedisRobotsTxtMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         s = crawler.settings
-        if not s.getbool("FOCUS_ROBOTSTXT_OBEY", True):
+        if not config.get(s, "FOCUS_ROBOTSTXT_OBEY"):
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
         worker = RedisServices.of(crawler, self).redis_worker
         source = RedisRobots(RobotsFetcher(crawler), worker.robots, worker.hosts, worker.link,
-                             crawler.stats, poll=s.getfloat("FOCUS_REDIS_POLL", 0.1),
-                             lease=s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0))
+                             crawler.stats, poll=config.get(s, "FOCUS_REDIS_POLL"),
+                             lease=config.get(s, "FOCUS_REDIS_WORKER_TTL"))
         self.robots = RobotsCache(crawler, source)
 
     @classmethod

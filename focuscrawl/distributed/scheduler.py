@@ -51,6 +51,7 @@ from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
 from twisted.internet.task import LoopingCall
 
+from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import Waker, close, in_progress, stopping, warn_if_missing
 from focuscrawl.seam.meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
@@ -105,8 +106,8 @@ class RedisFocusScheduler:
         self.spider: Spider | None = None
         self.max_pages = 0
         self.pages = 0  # pages this worker fetched
-        self.ttl = s.getfloat("FOCUS_REDIS_WORKER_TTL", 10.0)
-        self.poll = s.getfloat("FOCUS_REDIS_POLL", 0.1)
+        self.ttl = config.get(s, "FOCUS_REDIS_WORKER_TTL")
+        self.poll = config.get(s, "FOCUS_REDIS_POLL")
         self.error: str | None = None  # this worker cannot join the crawl (its settings differ)
         self._error_reason = ""  # the spider's close reason then
         self._requests: dict[int, Request] = {}  # lease -> request, until settled
@@ -135,12 +136,12 @@ class RedisFocusScheduler:
         options = frontier_options(s, spider)
         options.update(
             politeness_options(s),
-            bloom_capacity=s.getint("FOCUS_REDIS_BLOOM_CAPACITY", 0),
-            bloom_error=s.getfloat("FOCUS_REDIS_BLOOM_ERROR", 0.001),
-            start_log=s.getint("FOCUS_REDIS_START_LOG", 0),
+            bloom_capacity=config.get(s, "FOCUS_REDIS_BLOOM_CAPACITY"),
+            bloom_error=config.get(s, "FOCUS_REDIS_BLOOM_ERROR"),
+            start_log=config.get(s, "FOCUS_REDIS_START_LOG"),
             hold=s.getfloat("DOWNLOAD_TIMEOUT", 180.0),
         )
-        if s.getbool("FOCUS_STRICT_ORDER"):
+        if config.get(s, "FOCUS_STRICT_ORDER"):
             logger.warning("FOCUS_STRICT_ORDER is ignored in distributed mode")
         differ: dict[str, Any] = {}
         if self.frontier is None:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 
-from focuscrawl.core.frontier import DEFAULT_STRATEGY
-from focuscrawl.core.frontier.learned import RERANK_BATCH, RERANK_MAX, examples_defaults
+from focuscrawl import config
+from focuscrawl.core.frontier.learned import examples_defaults
 
-#: FOCUS_FRONTIER_MEMORY's default (see settings/__init__.py for the measurement behind it)
-FRONTIER_MEMORY = 500_000
+#: FOCUS_FRONTIER_MEMORY's default (docs/benchmarks.md has the measurement behind it)
+FRONTIER_MEMORY: int = config.default("FOCUS_FRONTIER_MEMORY")
 #: ... and its default before: a JOBDIR crawl started under that default resumes under it
 FRONTIER_MEMORY_BEFORE = 2_000_000
 #: FOCUS_EXPLORE's default without examples before it became the learned order's ``EXPLORE``
@@ -31,46 +31,34 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: frontier option -> the setting it is read from (make_frontier's keyword arguments)
+FRONTIER_SETTINGS = {
+    "strategy": "FOCUS_STRATEGY", "max_pages": "FOCUS_MAX_PAGES", "n": "FOCUS_BEST_N",
+    "max_buffer": "FOCUS_MAX_BUFFER", "seed": "FOCUS_RANDOM_SEED",
+    "distance_limit": "FOCUS_HOT_DISTANCE", "reorder": "FOCUS_REORDER",
+    "weight": "FOCUS_DISTILLER_WEIGHT", "every": "FOCUS_DISTILLER_EVERY",
+    "round_robin": "FOCUS_ROUND_ROBIN", "frontier_memory": "FOCUS_FRONTIER_MEMORY",
+    "same_across_schemes": "FOCUS_SAME_ACROSS_SCHEMES", "relevant_score": "FOCUS_RELEVANT_SCORE",
+    "explore": "FOCUS_EXPLORE", "explore_hosts": "FOCUS_EXPLORE_HOSTS",
+    "discount": "FOCUS_LEARN_DISCOUNT", "profile_score": "FOCUS_PROFILE_SCORE",
+    "memory": "FOCUS_LEARN_MEMORY", "learn_every": "FOCUS_LEARN_EVERY",
+    "rerank_max": "FOCUS_LEARN_RERANK", "rerank_batch": "FOCUS_LEARN_RERANK_BATCH",
+    "sibling": "FOCUS_SIBLING", "sibling_window": "FOCUS_SIBLING_WINDOW", "hub": "FOCUS_HUB",
+    "examples": "FOCUS_EXAMPLES",
+}
+
 
 def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, Any]:
     """``strategy``, ``max_pages``, ``keywords`` (when known) and the strategies' options."""
-    s = settings
-    options: dict[str, Any] = {
-        "strategy": s.get("FOCUS_STRATEGY", DEFAULT_STRATEGY),
-        "max_pages": s.getint("FOCUS_MAX_PAGES", 2000),
-        "n": s.getint("FOCUS_BEST_N", 256),
-        "max_buffer": s.getint("FOCUS_MAX_BUFFER", 0),
-        "seed": s.getint("FOCUS_RANDOM_SEED", 0),
-        "distance_limit": s.getint("FOCUS_HOT_DISTANCE", 3),
-        "reorder": s.get("FOCUS_REORDER", "none"),
-        "weight": s.getfloat("FOCUS_DISTILLER_WEIGHT", 0.5),
-        "every": s.getint("FOCUS_DISTILLER_EVERY", 50),
-        "round_robin": s.getint("FOCUS_ROUND_ROBIN", 0),
-        "frontier_memory": s.getint("FOCUS_FRONTIER_MEMORY", FRONTIER_MEMORY),
-        "same_across_schemes": s.getbool("FOCUS_SAME_ACROSS_SCHEMES", True),
-        "relevant_score": s.getfloat("FOCUS_RELEVANT_SCORE", 0.1),
-        "explore": _float_or_none(s.get("FOCUS_EXPLORE")),
-        "explore_hosts": _float_or_none(s.get("FOCUS_EXPLORE_HOSTS")),
-        "discount": s.getfloat("FOCUS_LEARN_DISCOUNT", 0.5),
-        "profile_score": _float_or_none(s.get("FOCUS_PROFILE_SCORE")),
-        "memory": s.getint("FOCUS_LEARN_MEMORY", 5000),
-        "learn_every": s.getint("FOCUS_LEARN_EVERY", 25),
-        "rerank_max": s.getint("FOCUS_LEARN_RERANK", RERANK_MAX),
-        "rerank_batch": s.getint("FOCUS_LEARN_RERANK_BATCH", RERANK_BATCH),
-        "sibling": s.getfloat("FOCUS_SIBLING", 2.0),
-        "sibling_window": _int_or_none(s.get("FOCUS_SIBLING_WINDOW")),
-        "hub": _float_or_none(s.get("FOCUS_HUB")),
-        "examples": s.getbool("FOCUS_EXAMPLES", False),
-        # the papers' sequential crawler keeps Pant's batch barrier exactly
-        "work_conserving": not (
-            s.getbool("FOCUS_STRICT_ORDER", False) or s.getbool("FOCUS_BEST_N_BARRIER", False)
-        ),
-    }
+    options = {key: config.get(settings, name) for key, name in FRONTIER_SETTINGS.items()}
+    # the papers' sequential crawler keeps Pant's batch barrier exactly
+    options["work_conserving"] = not (config.get(settings, "FOCUS_STRICT_ORDER")
+                                      or config.get(settings, "FOCUS_BEST_N_BARRIER"))
     args = getattr(spider, "args", None)
     if args is not None:
         options["keywords"] = list(args.keywords)
-    elif s.get("FOCUS_KEYWORDS"):
-        options["keywords"] = s.get("FOCUS_KEYWORDS")
+    elif config.get(settings, "FOCUS_KEYWORDS"):
+        options["keywords"] = config.get(settings, "FOCUS_KEYWORDS")
     options.update(getattr(spider, "focus_options", None) or {})
     # the learned order's defaults, stated (a JOBDIR compares the options it started with)
     for name, value in examples_defaults(bool(options["examples"])).items():
@@ -98,22 +86,6 @@ def strategy_without_keywords(settings: BaseSettings, spider: Any = None) -> str
     return "best-first"
 
 
-def _float_or_none(value: Any) -> float | None:
-    """A number, or None where the setting is unset (the strategy's own default applies)."""
-    return None if value is None or value == "" else float(value)
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None or value == "" else int(value)
-
-
 def politeness_options(settings: BaseSettings) -> dict[str, Any]:
     """Per-server limits (HostPolicy's arguments; the Redis frontier's too)."""
-    s = settings
-    return {
-        "concurrency": s.getint("FOCUS_CONCURRENCY_PER_SERVER", 1),
-        "delay": s.getfloat("FOCUS_DELAY", 1.0),
-        "slow_seconds": s.getfloat("FOCUS_SLOW_SECONDS", 5.0),
-        "slow_factor": s.getfloat("FOCUS_SLOW_FACTOR", 2.0),
-        "max_delay": s.getfloat("FOCUS_MAX_DELAY", 30.0),
-    }
+    return config.PolitenessOptions.from_settings(settings).as_dict()

@@ -27,6 +27,7 @@ from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.request import request_from_dict
 
+from focuscrawl import config
 from focuscrawl.core.frontier import Link, make_frontier
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
@@ -74,7 +75,7 @@ class FocusPriorityQueue:
             self.frontier = make_frontier("breadth-first", frontier_memory=0)
         self._requests: dict[str, Request] = {}
         self._pending: dict[str, dict] = {}
-        self.strict = s.getbool("FOCUS_STRICT_ORDER", False)
+        self.strict = config.get(s, "FOCUS_STRICT_ORDER")
         if key and startprios and os.path.exists(self._state_path()):
             with open(self._state_path(), "rb") as f:
                 state = pickle.load(f)

@@ -17,6 +17,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import TextResponse
 from scrapy.utils.request import request_from_dict
 
+from focuscrawl import config
 from focuscrawl.core.frontier import Entry, Link
 from focuscrawl.core.urls import URL_CACHE_SIZE, canonical
 from focuscrawl.seam.meta import LEASE, LINK, SERVER
@@ -60,7 +61,7 @@ def is_page(status: int | None, html: bool = True) -> bool:
 
 def server_by(settings: BaseSettings) -> str:
     """``FOCUS_SERVER_KEY``, checked (NotConfigured unless "host" or "ip")."""
-    by = settings.get("FOCUS_SERVER_KEY", "host")
+    by = config.get(settings, "FOCUS_SERVER_KEY")
     if by not in ("host", "ip"):
         raise NotConfigured(f"FOCUS_SERVER_KEY must be 'host' or 'ip', not {by!r}")
     return by

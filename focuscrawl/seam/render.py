@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.url import url_is_from_any_domain
 
+from focuscrawl import config
+
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -86,12 +88,12 @@ def spider_mode(spider: Spider | None) -> str | None:
 
 
 def rendering_enabled(settings: BaseSettings) -> bool:
-    return bool(parse_mode(settings.get("FOCUS_RENDER"))
-                or parse_domains(settings.get("FOCUS_RENDER_DOMAINS")))
+    return bool(parse_mode(config.get(settings, "FOCUS_RENDER"))
+                or parse_domains(config.get(settings, "FOCUS_RENDER_DOMAINS")))
 
 
 def chromium_path(settings: BaseSettings) -> str:
-    path = settings.get("FOCUS_CHROMIUM_PATH") or ""
+    path = config.get(settings, "FOCUS_CHROMIUM_PATH") or ""
     if path:
         return path
     for name in CHROMIUM_NAMES:
@@ -110,7 +112,7 @@ def launch_options(settings: BaseSettings) -> dict[str, Any]:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox on
     options: dict[str, Any] = {"executable_path": chromium_path(settings), "args": args}
-    proxy = settings.get("FOCUS_RENDER_PROXY") or os.environ.get("http_proxy") \
+    proxy = config.get(settings, "FOCUS_RENDER_PROXY") or os.environ.get("http_proxy") \
         or os.environ.get("HTTP_PROXY")
     if proxy:
         server: dict[str, str] = {"server": proxy}
@@ -179,11 +181,13 @@ class RenderMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RenderMiddleware:
         s = crawler.settings
-        render_all = parse_mode(s.get("FOCUS_RENDER")) == "js"
-        domains = parse_domains(s.get("FOCUS_RENDER_DOMAINS"))
+        render_all = parse_mode(config.get(s, "FOCUS_RENDER")) == "js"
+        domains = parse_domains(config.get(s, "FOCUS_RENDER_DOMAINS"))
         if not render_all and not domains:
             raise NotConfigured("rendering is off (FOCUS_RENDER, FOCUS_RENDER_DOMAINS)")
-        return cls(crawler, render_all, domains, s.get("FOCUS_RENDER_WAIT_UNTIL") or "load")
+        wait_until = config.get(s, "FOCUS_RENDER_WAIT_UNTIL") or config.default(
+            "FOCUS_RENDER_WAIT_UNTIL")
+        return cls(crawler, render_all, domains, wait_until)
 
     def wants(self, request: Request) -> bool:
         if request.method != "GET" or request.url.split("?", 1)[0].endswith("/robots.txt"):

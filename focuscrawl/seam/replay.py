@@ -39,6 +39,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler, load_object
 
+from focuscrawl import config
 from focuscrawl.evaluation.warcindex import WarcIndex
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def configure_replay(settings: Any) -> bool:
     Called while settings are still mutable (the topic spider's ``update_settings``, the
     add-on); settings given on the command line keep their value.
     """
-    if not settings.get("FOCUS_REPLAY"):
+    if not config.get(settings, "FOCUS_REPLAY"):
         return False
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
     handlers.update({"http": HANDLER, "https": HANDLER})
@@ -107,7 +108,7 @@ class ReplayDownloadHandler:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        path = crawler.settings.get("FOCUS_REPLAY")
+        path = config.get(crawler.settings, "FOCUS_REPLAY")
         self.index: WarcIndex | None = _index_for(crawler, str(path)) if path else None
         self._fallback: dict[str, Any] = {}
 

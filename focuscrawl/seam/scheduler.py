@@ -37,6 +37,7 @@ from scrapy.utils.conf import build_component_list
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
+from focuscrawl import config
 from focuscrawl.core.frontier import Entry, Frontier, HostPolicy, make_frontier
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.seam import signals as focus_signals
@@ -88,8 +89,8 @@ class FocusScheduler:
         self.pages = 0  # pages fetched (non-redirect responses to requests handed out here)
         self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
         self._lease_seq = 0
-        self.strict = self.settings.getbool("FOCUS_STRICT_ORDER", False)
-        self.explain = self.settings.getbool("FOCUS_EXPLAIN", False)
+        self.strict = config.get(self.settings, "FOCUS_STRICT_ORDER")
+        self.explain = config.get(self.settings, "FOCUS_EXPLAIN")
         # None: the crawl order's own default (Frontier.default_slack), known at open
         self.slack: float | None = None
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
@@ -201,10 +202,9 @@ class FocusScheduler:
             raise self._refusal  # Scrapy closes the spider with its reason
 
     def _slack(self) -> float | None:
-        slack = self.settings.get("FOCUS_SLACK")
-        if slack in (None, ""):
+        value: float | None = config.get(self.settings, "FOCUS_SLACK")
+        if value is None:
             return None
-        value = self.settings.getfloat("FOCUS_SLACK")
         if not 0.0 <= value <= 1.0:
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {value}")
         return value

@@ -34,6 +34,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from focuscrawl import config
 from focuscrawl.core.frontier import HostPolicy
 from focuscrawl.core.traps import DirectoryStats
 from focuscrawl.seam import signals as focus_signals
@@ -189,14 +190,14 @@ class FocusServices:
         if self._policy is None:
             s = self.settings
             self._policy = HostPolicy(**politeness_options(s),
-                                      start_log=s.getint("FOCUS_START_LOG", 0))
+                                      start_log=config.get(s, "FOCUS_START_LOG"))
         return self._policy
 
     @property
     def servers(self) -> ServerKeys:
         """A URL's politeness unit (``FOCUS_SERVER_KEY``: host name or IP address)."""
         if self._servers is None:
-            self._servers = ServerKeys(self.settings.get("FOCUS_SERVER_KEY", "host"))
+            self._servers = ServerKeys(config.get(self.settings, "FOCUS_SERVER_KEY"))
         return self._servers
 
     @property
@@ -211,14 +212,14 @@ class FocusServices:
         """The slides' irrelevant-directory statistics, fed by ``page_scored`` (None when
         ``FOCUS_IRRELEVANT_DIRS`` is off).  Shared by the link filter and the gate."""
         s = self.settings
-        if not s.getbool("FOCUS_IRRELEVANT_DIRS", False):
+        if not config.get(s, "FOCUS_IRRELEVANT_DIRS"):
             return None
         if self._directories is None:
             self._directories = DirectoryStats(
-                min_pages=s.getint("FOCUS_IRRELEVANT_DIR_PAGES", 25),
-                share=s.getfloat("FOCUS_IRRELEVANT_DIR_SHARE", 0.9),
+                min_pages=config.get(s, "FOCUS_IRRELEVANT_DIR_PAGES"),
+                share=config.get(s, "FOCUS_IRRELEVANT_DIR_SHARE"),
             )
-            self._relevant_score = s.getfloat("FOCUS_RELEVANT_SCORE", 0.1)
+            self._relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
             self.crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         return self._directories
 

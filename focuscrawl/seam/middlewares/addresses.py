@@ -24,6 +24,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from w3lib.url import safe_url_string
 
+from focuscrawl import config
 from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 
 def _servers(crawler: Crawler, component: Any) -> ServerKeys:
-    if crawler.settings.get("FOCUS_SERVER_KEY", "host") != "ip":
+    if config.get(crawler.settings, "FOCUS_SERVER_KEY") != "ip":
         raise NotConfigured
     return FocusServices.of(crawler, component).servers
 

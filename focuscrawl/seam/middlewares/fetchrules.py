@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 
+from focuscrawl.config import FetchOptions
 from focuscrawl.seam.meta import ROBOTS, TRUNCATED
 from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
-from focuscrawl.seam.records import HTML_TYPES
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -39,10 +39,10 @@ _BYTES = "_focus_bytes"
 
 class FetchRulesMiddleware:
     def __init__(self, crawler: Crawler) -> None:
-        s = crawler.settings
-        self.max_bytes = s.getint("FOCUS_MAX_PAGE_BYTES", 100 * 1024)
-        self.html_only = s.getbool("FOCUS_FETCH_HTML_ONLY", True)
-        self.types = tuple(t.lower() for t in s.getlist("FOCUS_FETCH_TYPES", list(HTML_TYPES)))
+        o = FetchOptions.from_settings(crawler.settings)
+        self.max_bytes = o.max_page_bytes
+        self.html_only = o.html_only
+        self.types = tuple(t.lower() for t in o.types)
         if not self.max_bytes and not self.html_only:
             raise NotConfigured
         self.stats = crawler.stats

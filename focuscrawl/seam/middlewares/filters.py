@@ -32,6 +32,7 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 
+from focuscrawl.config import FilterOptions
 from focuscrawl.core.traps import ServerCap, UrlRules, is_near
 from focuscrawl.seam.meta import LEASE, LINK
 from focuscrawl.seam.services import FocusServices
@@ -47,31 +48,25 @@ DISTINCT_REASONS = ("nearness", "irrelevant_dir")
 
 def url_rules(crawler: Crawler) -> UrlRules | None:
     """The trap and junk rules the settings ask for (None when FOCUS_FILTERS_ENABLED is off)."""
-    s = crawler.settings
-    if not s.getbool("FOCUS_FILTERS_ENABLED", True):
+    o = FilterOptions.from_settings(crawler.settings)
+    if not o.enabled:
         return None
-    return UrlRules(
-        schemes=s.getbool("FOCUS_FILTER_SCHEMES", True),
-        cgi=s.getbool("FOCUS_FILTER_CGI", True),
-        repeat=s.getint("FOCUS_FILTER_REPEATED_SEGMENT", 3),
-        max_length=s.getint("FOCUS_MAX_URL_LENGTH", 256),
-        calendar=s.getbool("FOCUS_FILTER_CALENDAR", True),
-        session=s.getbool("FOCUS_FILTER_SESSION_ID", True),
-    )
+    return UrlRules(schemes=o.schemes, cgi=o.cgi, repeat=o.repeat, max_length=o.max_length,
+                    calendar=o.calendar, session=o.session)
 
 
 class LinkFilterMiddleware(BaseSpiderMiddleware):
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        s = crawler.settings
         rules = url_rules(crawler)
         if rules is None:
             raise NotConfigured
         self.stats = crawler.stats
         self.rules = rules
-        self.cap = ServerCap(s.getint("FOCUS_MAX_PAGES_PER_SERVER", 0))
-        self.nearness = s.getbool("FOCUS_NEARNESS", False)
-        self.robots_prefilter = s.getbool("FOCUS_FILTER_ROBOTS", True)
+        o = FilterOptions.from_settings(crawler.settings)
+        self.cap = ServerCap(o.max_pages_per_server)
+        self.nearness = o.nearness
+        self.robots_prefilter = o.robots
         self.services = FocusServices.of(crawler, self)
         self.servers = self.services.servers
         self.dirs = self.services.directories

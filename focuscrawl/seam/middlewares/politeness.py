@@ -29,6 +29,7 @@ from scrapy import signals
 from scrapy.exceptions import DownloadTimeoutError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 
+from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.meta import FINISHED, LEASE, SERVER, STARTED
 from focuscrawl.seam.records import is_html
@@ -137,8 +138,8 @@ class GcTuning:
 
     def __init__(self, crawler: Crawler) -> None:
         self._frozen = False
-        self._freeze = crawler.settings.getbool("FOCUS_GC_FREEZE", True)
-        self._threshold = crawler.settings.getint("FOCUS_GC_THRESHOLD", 0)
+        self._freeze = config.get(crawler.settings, "FOCUS_GC_FREEZE")
+        self._threshold = config.get(crawler.settings, "FOCUS_GC_THRESHOLD")
         self._thresholds: tuple[int, ...] | None = None  # the collector's, to restore at close
         if self._freeze or self._threshold > 0:
             crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)

@@ -59,6 +59,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.httpobj import urlparse_cached
 
+from focuscrawl import config
 from focuscrawl.core.urls import URL_CACHE_SIZE
 from focuscrawl.seam.meta import ROBOTS, ROBOTS_WAIT, SERVER
 from focuscrawl.seam.services import FocusServices
@@ -234,8 +235,8 @@ class RobotsFetcher:
         s = crawler.settings
         self.crawler = crawler
         self.stats = crawler.stats
-        self.ttl = s.getfloat("FOCUS_ROBOTSTXT_TTL", 86400.0)
-        self.error_ttl = s.getfloat("FOCUS_ROBOTSTXT_ERROR_TTL", 600.0)
+        self.ttl = config.get(s, "FOCUS_ROBOTSTXT_TTL")
+        self.error_ttl = config.get(s, "FOCUS_ROBOTSTXT_ERROR_TTL")
         # retried here, not by Scrapy's RetryMiddleware: its "Gave up retrying" is an ERROR
         # line with a traceback per host, for what is an ordinary state of the web
         self.retries = max(0, s.getint("RETRY_TIMES", 2)) if s.getbool("RETRY_ENABLED", True) else 0
@@ -320,14 +321,14 @@ class RobotsCache:
         self.source = source
         self.stats = crawler.stats
         self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
-        self.max_holds = s.getint("FOCUS_ROBOTSTXT_HOLDS", 3)
+        self.max_holds = config.get(s, "FOCUS_ROBOTSTXT_HOLDS")
         services = FocusServices.of(crawler, self)
         self.policy = services.policy
         self.servers = services.servers
         self.clock = time.monotonic
         #: robots key -> its rules, least recently needed first: bounded by FOCUS_ROBOTSTXT_HOSTS
         self.rules: OrderedDict[str, Rules] = OrderedDict()
-        self.max_hosts = max(1, s.getint("FOCUS_ROBOTSTXT_HOSTS", 10_000))
+        self.max_hosts = max(1, config.get(s, "FOCUS_ROBOTSTXT_HOSTS"))
         self.answers: Answers = {}  # the parsers' answers, every host's (_MAX_ANSWERS at most)
         self._loading: dict[str, asyncio.Future[Rules]] = {}
         self._crawl_delays: dict[str, dict[str, float]] = {}  # server -> robots key -> delay
@@ -449,7 +450,7 @@ class RobotsTxtMiddleware:
     """``DOWNLOADER_MIDDLEWARES`` (105): a :class:`RobotsCache` over this process's fetches."""
 
     def __init__(self, crawler: Crawler) -> None:
-        if not crawler.settings.getbool("FOCUS_ROBOTSTXT_OBEY", True):
+        if not config.get(crawler.settings, "FOCUS_ROBOTSTXT_OBEY"):
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats

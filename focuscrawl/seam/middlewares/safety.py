@@ -51,6 +51,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
+from focuscrawl import config
 from focuscrawl.seam.arguments import ArgumentError, parse_seeds
 from focuscrawl.seam.meta import ROBOTS
 from focuscrawl.seam.refusals import Refusals
@@ -146,7 +147,7 @@ class PrivateAddressMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PrivateAddressMiddleware:
-        raw = crawler.settings.get("FOCUS_BLOCK_PRIVATE", "auto")
+        raw = config.get(crawler.settings, "FOCUS_BLOCK_PRIVATE")
         mode = str(raw).strip().lower()
         if mode in ("0", "false", "no", "off", "none", ""):
             raise NotConfigured
@@ -168,7 +169,7 @@ class PrivateAddressMiddleware:
         seeds = list(getattr(args, "seeds", None) or [])
         if not seeds:
             try:  # a list, a comma-separated string or a file of URLs, as the spider reads it
-                seeds = parse_seeds(self.crawler.settings.get("FOCUS_SEEDS") or None)
+                seeds = parse_seeds(config.get(self.crawler.settings, "FOCUS_SEEDS") or None)
             except ArgumentError:
                 seeds = []  # the spider reports its bad seeds itself
         return seeds
@@ -250,7 +251,7 @@ class BinaryBodyMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BinaryBodyMiddleware:
-        if not crawler.settings.getbool("FOCUS_DROP_BINARY", True):
+        if not config.get(crawler.settings, "FOCUS_DROP_BINARY"):
             raise NotConfigured
         return cls(crawler)
 

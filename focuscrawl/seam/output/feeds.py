@@ -41,6 +41,7 @@ from scrapy.extensions.feedexport import FileFeedStorage
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.output.diskfull import is_disk_full, stop_crawl
 from focuscrawl.seam.services import FocusServices
+from focuscrawl import config
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -171,7 +172,7 @@ class SafeFileFeedStorage(FileFeedStorage):
                 if bad:
                     self._inc("focus/feed/unreadable_lines", bad)
                 self._inc("focus/feed/items_already_written", len(urls))
-        fsync = bool(settings and settings.getbool("FOCUS_FEED_FSYNC", False))
+        fsync = bool(settings and config.get(settings, "FOCUS_FEED_FSYNC"))
         return LineFile(str(path), "wb" if overwrite else "ab", fsync=fsync, written=written)
 
     def _inc(self, key: str, count: int) -> None:

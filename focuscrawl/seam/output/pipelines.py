@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
+from focuscrawl import config
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -20,7 +21,7 @@ class MinScorePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MinScorePipeline:
-        threshold = crawler.settings.getfloat("FOCUS_MIN_SCORE", 0.0)
+        threshold = config.get(crawler.settings, "FOCUS_MIN_SCORE")
         if threshold <= 0:
             raise NotConfigured  # FOCUS_MIN_SCORE is 0: every page is exported
         return cls(crawler, threshold)

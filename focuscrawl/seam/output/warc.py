@@ -48,6 +48,7 @@ from warcio.warcwriter import WARCWriter
 from focuscrawl.evaluation.text import canonical_url
 from focuscrawl.evaluation.warcindex import ERROR_HEADER, HOT_HEADER, SCORE_HEADER
 from focuscrawl.seam.meta import HOT, SCORE
+from focuscrawl import config
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -107,7 +108,7 @@ class WarcRecorder:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WarcRecorder:
-        path = crawler.settings.get("FOCUS_WARC")
+        path = config.get(crawler.settings, "FOCUS_WARC")
         if not path:
             raise NotConfigured  # FOCUS_WARC is not set: nothing to record
         if crawler in _recorders:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 
+from focuscrawl.config import JournalOptions
 from focuscrawl.core.frontier import Entry, Frontier, Link
 from focuscrawl.core.frontier.learned import EXPLORE
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
@@ -205,20 +206,20 @@ class Jobdir:
 
     def _open_store(self) -> None:
         s = self.settings
+        journal = JournalOptions.from_settings(s)
         self.store = JournalStore(
             self._state_path(),
-            synchronous=s.get("FOCUS_JOURNAL_SYNC", "NORMAL"),
-            commit_every=s.getint("FOCUS_JOURNAL_COMMIT_OPS", 1000),
-            commit_seconds=s.getfloat("FOCUS_JOURNAL_COMMIT_SECONDS", 0.5),
+            synchronous=journal.sync,
+            commit_every=journal.commit_ops,
+            commit_seconds=journal.commit_seconds,
         )
         frontier = self.frontier
         assert frontier is not None
         if frontier.spilled is not None:  # FOCUS_FRONTIER_MEMORY: batches in this database
             frontier.attach_spill(JournalSpill(self.store))
             self.store.spill_live = frontier.spilled.batches
-        self._snapshot_ops = s.getint("FOCUS_JOURNAL_SNAPSHOT_OPS", 50000)
-        self._max_open = (s.getint("FOCUS_JOURNAL_MAX_OPEN", 0)
-                          or s.getint("CONCURRENT_REQUESTS", 16))
+        self._snapshot_ops = journal.snapshot_ops
+        self._max_open = journal.max_open or s.getint("CONCURRENT_REQUESTS", 16)
         if not self.store.empty:
             state, ops = self.store.load()
             if state is not None:

@@ -21,6 +21,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
+from focuscrawl import config
+
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -72,7 +74,7 @@ class FocusLogStats:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusLogStats:
         interval = crawler.settings.getfloat("LOGSTATS_INTERVAL")
-        if not interval or not crawler.settings.getbool("FOCUS_LOGSTATS", True):
+        if not interval or not config.get(crawler.settings, "FOCUS_LOGSTATS"):
             raise NotConfigured
         return cls(crawler, interval)
 

@@ -59,7 +59,8 @@ G = _group("Scrapy settings focuscrawl sets",
            "Applied by the project and by the add-on (explicit project values win): the "
            "scheduler, and Scrapy's own limits that would fight per-server politeness.")
 _declare(G, "SCHEDULER", "str", "focuscrawl.seam.scheduler.FocusScheduler",
-         "The focused frontier with per-server politeness (distributed: RedisFocusScheduler).")
+         "The focused frontier with per-server politeness.",
+         distributed="focuscrawl.distributed.scheduler.RedisFocusScheduler")
 _declare(G, "COMMANDS_MODULE", "str", "focuscrawl.seam.commands",
          "`scrapy crawl` exits 1 when the crawl cannot start.")
 _declare(G, "CONCURRENT_REQUESTS_PER_DOMAIN", "int", 32,

@@ -22,7 +22,7 @@ from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
 from focuscrawl.demo.webserver import Page, ServerProcess
-from focuscrawl.seam.addon import FocusCrawl, focus_defaults, focus_settings
+from focuscrawl.seam.addon import FocusCrawl, focus_defaults
 from focuscrawl.seam.render import PLAYWRIGHT_HANDLER
 
 DELAY = 0.25
@@ -82,19 +82,21 @@ def test_render_domains_switch_the_browser_on_through_the_addon() -> None:
     assert "focuscrawl.seam.render.RenderMiddleware" in settings.getdict("DOWNLOADER_MIDDLEWARES")
 
 
-def test_finds_focuscrawls_settings_when_the_project_has_its_own_settings_module(
-        monkeypatch) -> None:
+def test_never_reads_a_module_named_settings(monkeypatch) -> None:
+    """In a user's project ``settings`` is their module: the add-on's values come from
+    focuscrawl.config whatever a module of that name holds."""
     theirs = ModuleType("settings")
     theirs.BOT_NAME = "someone-else"
+    theirs.FOCUS_STRATEGY = "breadth-first"
+    theirs.SCHEDULER = "scrapy.core.scheduler.Scheduler"
     monkeypatch.setitem(sys.modules, "settings", theirs)
-    focus_settings.cache_clear()
-    try:
-        module = focus_settings()
-        assert module is not theirs and module.SCHEDULER.endswith("FocusScheduler")
-        assert focus_defaults()["FOCUS_STRATEGY"] == "learned"
-        assert sys.modules["settings"] is theirs  # not shadowed in return
-    finally:
-        focus_settings.cache_clear()
+    defaults = focus_defaults()
+    assert defaults["FOCUS_STRATEGY"] == "learned"
+    assert defaults["SCHEDULER"].endswith("FocusScheduler")
+    assert "BOT_NAME" not in defaults
+    settings = Settings()
+    FocusCrawl().update_settings(settings)
+    assert settings["FOCUS_STRATEGY"] == "learned" and settings["BOT_NAME"] != "someone-else"
 
 
 # -- a throwaway project, crawled for real ------------------------------------------------------

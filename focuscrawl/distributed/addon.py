@@ -10,7 +10,8 @@ RobotsTxtMiddleware's (if that is on) and the extension that owns the worker's
 link to Redis (``RedisServices``) in FocusServices' place, adds the spider middleware that
 tells the worker when a page's outlinks are all there (``PageOutputMiddleware``), and gives
 the ``FOCUS_REDIS_*``, ``REDIS_URL`` and ``CONCURRENT_ITEMS`` defaults of
-``settings.distributed``; anything given explicitly on the command line (``-s``) wins.  After
+``focuscrawl.config`` (as ``settings.distributed`` does); anything given explicitly on the
+command line (``-s``) wins.  After
 ``focuscrawl.seam.addon.FocusCrawl`` if both are used (a larger number).
 """
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import get_settings_priority
 
+from focuscrawl import config
 from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
 from focuscrawl.seam.middlewares.robots import RobotsTxtMiddleware
 from focuscrawl.seam.services import FocusServices
@@ -34,24 +36,12 @@ from .robots import RedisRobotsTxtMiddleware
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-SCHEDULER = "focuscrawl.distributed.scheduler.RedisFocusScheduler"
+SCHEDULER: str = config.OPTIONS["SCHEDULER"].distributed
 POLITENESS_ORDER = 950
 SERVICES_ORDER = 0
 PAGE_OUTPUT_ORDER = 2
-DEFAULTS: dict[str, Any] = {
-    "REDIS_URL": "redis://127.0.0.1:6379/0",
-    "FOCUS_REDIS_KEY": "focuscrawl:%(spider)s:",
-    "FOCUS_REDIS_WORKER_TTL": 10.0,
-    "FOCUS_REDIS_POLL": 0.1,
-    "FOCUS_REDIS_OUTAGE_TIMEOUT": 0.0,
-    "FOCUS_REDIS_BLOOM_CAPACITY": 0,
-    "FOCUS_REDIS_BLOOM_ERROR": 0.001,
-    "FOCUS_REDIS_BATCH": 200,
-    "FOCUS_REDIS_KNOWN": 100_000,
-    "FOCUS_REDIS_START_LOG": 0,
-    "FEED_URI_PARAMS": "focuscrawl.distributed.connection.feed_uri_params",
-    "CONCURRENT_ITEMS": 16,  # tasks per response's output (Scrapy: 100, a worker's CPU cost)
-}
+#: REDIS_URL, FOCUS_REDIS_*, FEED_URI_PARAMS, CONCURRENT_ITEMS (declared in focuscrawl.config)
+DEFAULTS: dict[str, Any] = config.defaults("distributed")
 
 
 class Distributed:

@@ -33,13 +33,15 @@ from typing import Any
 
 from redis import Redis
 
+from .. import config
 from ..core.frontier import Entry, Link
 from . import scripts
 from .hosts import SlotEnd
 
 #: strategies the Redis frontier implements (the distiller's periodic HITS is not a Lua job)
 STRATEGIES = ("breadth-first", "cho", "cho-distance", "best-first", "best-n-first")
-DEFAULT_STRATEGY = "best-first"  # the single-process default (learned) keeps its model in-process
+# the single-process default (learned) keeps its model in-process
+DEFAULT_STRATEGY: str = config.OPTIONS["FOCUS_STRATEGY"].distributed
 #: settings every worker of a crawl must agree on: they decide the crawl order
 DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit", "seed",
                  "bloom_m", "bloom_k", "wc")

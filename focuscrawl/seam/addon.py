@@ -5,27 +5,23 @@
 
 switches on what focuscrawl's own project switches on -- ``FocusScheduler`` (and any other
 setting naming a focuscrawl class), every ``focuscrawl.*`` downloader/spider middleware, item
-pipeline and extension, and every ``FOCUS_*`` default -- read from focuscrawl's settings module
-(``settings/__init__.py``), so that the add-on and the project never disagree as components are
-added there.  Everything is set at Scrapy's ``addon`` priority: a value the project's settings,
-a spider or ``-s`` gives explicitly wins,
+pipeline and extension, every ``FOCUS_*`` default and the Scrapy settings that would fight
+focuscrawl's politeness (a second delay, a second per-domain cap, a throttle, a second
+robots.txt check) -- taken from ``focuscrawl.config``, as the project's own settings module
+does, so that the add-on and the project never disagree.  Everything is set at Scrapy's
+``addon`` priority: a value the project's settings, a spider or ``-s`` gives explicitly wins,
 and a component the project maps to ``None`` stays off.  JavaScript rendering is switched on
 exactly as in the project (``FOCUS_RENDER``, ``FOCUS_RENDER_DOMAINS``, ``-a render=js``).
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import logging
-import os
-import sys
-from functools import lru_cache
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
+from focuscrawl import config
 from focuscrawl.seam.render import configure_rendering, spider_mode
 from focuscrawl.seam.replay import configure_replay
 
@@ -35,61 +31,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-SCHEDULER = "focuscrawl.seam.scheduler.FocusScheduler"
-COMPONENT_SETTINGS = ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES",
-                      "EXTENSIONS")
-# Scrapy settings that would fight focuscrawl's politeness (a second delay, a second per-domain
-# cap, a throttle that moves the delay, a second robots.txt check): focuscrawl's values, unless
-# the project sets them explicitly.
-SCRAPY_SETTINGS = ("CONCURRENT_REQUESTS_PER_DOMAIN", "DOWNLOAD_DELAY", "AUTOTHROTTLE_ENABLED",
-                   "ROBOTSTXT_OBEY")
-
-
-@lru_cache(maxsize=1)
-def focus_settings() -> ModuleType:
-    """focuscrawl's settings module, found beside the ``focuscrawl`` package.
-
-    Not ``import settings``: in a user's project that name may well be their own module.  The
-    lookup goes through sys.path's import machinery, so it also works from a zipped egg
-    (Scrapyd).
-    """
-    import focuscrawl
-
-    base = os.path.dirname(os.path.dirname(os.path.abspath(focuscrawl.__file__)))
-    spec = importlib.machinery.PathFinder.find_spec("settings", [base])
-    if spec is None or spec.loader is None:
-        raise ImportError(f"focuscrawl's settings module was not found in {base}")
-    loaded = sys.modules.get("settings")
-    if loaded is not None and getattr(loaded, "__file__", None) == spec.origin:
-        return loaded
-    if loaded is None:
-        found = importlib.util.find_spec("settings")
-        if found is not None and found.origin == spec.origin:  # `import settings` is ours
-            return importlib.import_module("settings")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # not put in sys.modules: it must not shadow the user's
-    return module
+SCHEDULER: str = config.default("SCHEDULER")
+COMPONENT_SETTINGS = tuple(config.COMPONENTS)
 
 
 def focus_defaults() -> dict[str, Any]:
-    """The settings the add-on applies: name -> value (component dicts: only focuscrawl's).
+    """The settings the add-on applies: name -> value (component dicts: focuscrawl's).
 
-    Every ``FOCUS_*`` setting, every setting naming a focuscrawl class (``SCHEDULER``, ...),
-    the focuscrawl entries of the component dicts, and :data:`SCRAPY_SETTINGS`.
+    Every ``FOCUS_*`` default, the Scrapy settings focuscrawl needs (``SCHEDULER``,
+    ``DOWNLOAD_DELAY``, ...) and the component dicts, all from ``focuscrawl.config``:
+    the project's settings module takes the same, and no module named ``settings`` is read
+    (in a user's project that name is their own).
     """
-    module = focus_settings()
-    values: dict[str, Any] = {}
-    for name in dir(module):
-        value = getattr(module, name)
-        if (name.startswith("FOCUS_") or name in SCRAPY_SETTINGS
-                or (name.isupper() and isinstance(value, str)
-                    and value.startswith("focuscrawl."))):
-            values[name] = value
-    values["SCHEDULER"] = getattr(module, "SCHEDULER", SCHEDULER)
-    for name in COMPONENT_SETTINGS:
-        components = getattr(module, name, None) or {}
-        values[name] = {path: order for path, order in components.items()
-                        if isinstance(path, str) and path.startswith("focuscrawl.")}
+    values = config.defaults("addon")
+    values.update({name: dict(paths) for name, paths in config.COMPONENTS.items()})
     return values
 
 

@@ -1,0 +1,1 @@
+"""The crawl's output: feeds, items, pipelines, WARC recording, a full disk."""

@@ -1,9 +1,9 @@
 """A full disk stops the crawl in one line, resumable, instead of a storm of tracebacks.
 
 When a write of the crawl's own files fails because the disk (or the quota) is full -- the
-JOBDIR journal (``focuscrawl.seam.persistence.jobdir``: SQLite reports ``SQLITE_FULL``) or the JSON-lines feed
-(``focuscrawl.seam.output.feeds``: ``OSError`` ENOSPC/EDQUOT) -- the component that saw it calls
-:func:`stop_crawl`, which, once per crawl:
+JOBDIR journal (``focuscrawl.seam.persistence.jobdir``: SQLite reports ``SQLITE_FULL``) or the
+JSON-lines feed (``focuscrawl.seam.output.feeds``: ``OSError`` ENOSPC/EDQUOT) -- the component
+that saw it calls :func:`stop_crawl`, which, once per crawl:
 
 1. sends :data:`focuscrawl.seam.signals.disk_full`: the scheduler stops its journal where it is (the
    last commit), exactly as if the process had been killed there, and hands out no more URLs;

@@ -17,12 +17,12 @@ as done after that (``focuscrawl.seam.middlewares.journal``): a page written but
 fetched again and skipped here; a page journaled is always written.  Other formats and storages
 are Scrapy's, unchanged.
 
-A full disk (ENOSPC, or a quota): the line being written is cut back off the file (a write
-that stopped half-way would leave a torn line; should even the cut fail, the next run's repair
-cuts it), and the exporter writes nothing more and stops the crawl (``focuscrawl.seam.output.diskfull``)
-before the page is journaled as done, so the resumed crawl fetches and writes it again.  When
-the journal's disk fills first, the exporter stops writing as well: a line is only written for
-a page whose crawl order is durable.
+A full disk (ENOSPC, or a quota): the line being written is cut back off the file (a write that
+stopped half-way would leave a torn line; should even the cut fail, the next run's repair cuts
+it), and the exporter writes nothing more and stops the crawl
+(``focuscrawl.seam.output.diskfull``) before the page is journaled as done, so the resumed crawl
+fetches and writes it again. When the journal's disk fills first, the exporter stops writing as
+well: a line is only written for a page whose crawl order is durable.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from itemadapter import ItemAdapter
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
 
+from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.output.diskfull import is_disk_full, stop_crawl
 from focuscrawl.seam.services import FocusServices
-from focuscrawl import config
 
 if TYPE_CHECKING:
     from scrapy import Spider

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
+
 from focuscrawl import config
 
 if TYPE_CHECKING:

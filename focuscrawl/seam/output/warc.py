@@ -1,11 +1,11 @@
 """Record a crawl as a WARC file, so that it can be judged and replayed later (the virtual crawler).
 
 Enable with ``FOCUS_WARC = "crawl.warc.gz"`` (``%(name)s`` and ``%(time)s`` are filled in as in
-FEEDS) and ``DOWNLOADER_MIDDLEWARES = {"focuscrawl.seam.output.warc.WarcRecorder": 990}``; with FOCUS_WARC
-unset the component is off.  It is a downloader middleware only to see download *failures*
-(``process_exception``: any position above RetryMiddleware's 550 works); responses are taken from
-the ``response_downloaded`` signal, so their recording does not depend on the position.  Listed
-in EXTENSIONS instead it records everything but failures.
+FEEDS) and ``DOWNLOADER_MIDDLEWARES = {"focuscrawl.seam.output.warc.WarcRecorder": 990}``; with
+FOCUS_WARC unset the component is off. It is a downloader middleware only to see download
+*failures* (``process_exception``: any position above RetryMiddleware's 550 works); responses
+are taken from the ``response_downloaded`` signal, so their recording does not depend on the
+position. Listed in EXTENSIONS instead it records everything but failures.
 
 What is written, per download, as the downloader got it (the ``response_downloaded`` signal, before
 any downloader middleware):
@@ -45,10 +45,10 @@ from scrapy.exceptions import NotConfigured
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focuscrawl import config
 from focuscrawl.evaluation.text import canonical_url
 from focuscrawl.evaluation.warcindex import ERROR_HEADER, HOT_HEADER, SCORE_HEADER
 from focuscrawl.seam.meta import HOT, SCORE
-from focuscrawl import config
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider

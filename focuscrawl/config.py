@@ -91,7 +91,7 @@ _declare(G, "FOCUS_IDF", "bool", False,
 _declare(G, "FOCUS_MIN_SCORE", "float", 0.0,
          "Items scoring below this are not exported (all are still crawled).")
 _declare(G, "FOCUS_DEFAULT_FEED", "str", "output/%(name)s-%(time)s.jsonl",
-         "JSON lines written when no -o/-O/FEEDS is given (distributed: one file per worker).",
+         "JSON lines written when no -o/-O/FEEDS is given (distributed: one per worker).",
          distributed="output/%(name)s-%(time)s-%(worker)s.jsonl")
 _declare(G, "FOCUS_RELEVANT_SCORE", "float", 0.1,
          "A page at least this similar counts as relevant in focus/harvest_rate.")
@@ -100,7 +100,7 @@ G = _group("The crawl order", "focuscrawl.core.frontier: the seed papers' orders
            "learned one, and how politeness may bend them.")
 _declare(G, "FOCUS_STRATEGY", "str", "learned",
          "learned | breadth-first | cho | cho-distance | best-first | best-n-first | distiller "
-         "(distributed: best-first, the learned model lives in one process).",
+         "(the learned order's model lives in one process: not distributed).",
          distributed="best-first")
 _declare(G, "FOCUS_BEST_N", "int", 256,
          "Best-N-First: links popped per batch (Pant: N=1 greedy, N=256 explores).")
@@ -526,7 +526,9 @@ def markdown() -> str:
              "`python -m focuscrawl.config --markdown > docs/settings.md`; do not edit by hand.",
              "", "Spider arguments (`-a strategy=...`) override the matching `FOCUS_*` setting "
              "for one crawl; `-s NAME=VALUE` overrides any of them. A type ending in `?` "
-             "takes None (unset): the strategy's own default applies.", ""]
+             "takes None (unset): the strategy's own default applies. The measurements behind the "
+             "defaults: [Benchmarks](benchmarks.md) and the [settings' history]"
+             "(benchmarks-settings-history.md).", ""]
     for title, about in GROUPS.items():
         lines += [f"## {title}", "", about, "", "| Name | Default | Type | Meaning |",
                   "| --- | --- | --- | --- |"]

@@ -27,8 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from focuscrawl import config
+
 #: URLs remembered at most by default (``FOCUS_REDIS_KNOWN``)
-DEFAULT_LIMIT = 100_000
+DEFAULT_LIMIT: int = config.default("FOCUS_REDIS_KNOWN")
 _ALL = math.inf  # every link to the URL is ignored
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from redis.exceptions import RedisError
 
+from focuscrawl import config
 from focuscrawl.seam.completion import Completion
 
 from .frontier import Op, add_op, crawled_op, settle_op
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 #: operations kept at most before a flush (``FOCUS_REDIS_BATCH``): a bigger script call holds
 #: Redis longer (every worker waits meanwhile)
-DEFAULT_LIMIT = 200
+DEFAULT_LIMIT: int = config.default("FOCUS_REDIS_BATCH")
 
 
 class Writer(Protocol):

@@ -2,8 +2,8 @@
 arguments.
 
 Both schedulers and the priority queue build their frontier from :func:`frontier_options`, so
-a setting means the same everywhere and its default is the one ``settings/__init__.py``
-documents.  Spider arguments (``-a strategy=... -a n=...``, validated by the spider as
+a setting means the same everywhere and its default is the one ``focuscrawl.config``
+declares.  Spider arguments (``-a strategy=... -a n=...``, validated by the spider as
 ``focus_options``) win over settings.
 """
 

@@ -42,7 +42,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from focuscrawl.core.frontier import Link, make_frontier  # noqa: E402
+from focuscrawl.core.frontier import Link  # noqa: E402
+from focuscrawl.core.orders import make_frontier  # noqa: E402
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first", "distiller"]
 KEYWORDS = ["docs"]  # for ``--strategies learned`` (its links have no anchor nor context here)

@@ -487,12 +487,17 @@ def census(crawler: Any) -> dict[str, tuple[int, int]]:
     services = getattr(scheduler, "services", None)
     roots: dict[str, Any] = {}
     if frontier is not None:
-        for name in ("scores", "labels", "parents", "_ex_of", "_fetching", "children",
-                     "_reached", "hosts", "dirs", "hubs", "_ex_slot", "_ex_label", "_ex_dyn",
-                     "store", "_queued", "_pending", "_tops", "featurizer", "profile", "model",
+        for name in ("scores", "trainer.labels", "trainer.parents", "trainer.ex_of",
+                     "fetching", "trainer.children", "bandit.reached", "scorer.hosts",
+                     "scorer.dirs", "scorer.hubs", "trainer.ex_slot", "trainer.ex_label",
+                     "trainer.ex_dyn", "scorer.store", "reranker.queued", "pending",
+                     "bandit.tops", "scorer.featurizer", "scorer.profile", "scorer.model",
                      "entries", "queues", "_worst", "done", "spilled", "graph", "stats"):
-            if hasattr(frontier, name):
-                roots[f"frontier.{name}"] = getattr(frontier, name)
+            root = frontier
+            for part in name.split("."):
+                root = getattr(root, part, None)
+            if root is not None:
+                roots[f"frontier.{name}"] = root
     if scheduler is not None:
         for name in ("_leases", "jobdir", "records", "waker"):
             roots[f"scheduler.{name}"] = getattr(scheduler, name, None)

@@ -131,7 +131,7 @@ _declare(G, "FOCUS_SAME_ACROSS_SCHEMES", "bool", True,
          "http://host/p and https://host/p are one page (URLs without a port): no page "
          "fetched twice. Part of the crawl order.")
 
-G = _group("The learned order", "focuscrawl.core.frontier.learned: P(target relevant) from "
+G = _group("The learned order", "focuscrawl.core.learned: P(target relevant) from "
            "anchor, URL, context, parents and what the crawl learnt about hosts and directories.")
 _declare(G, "FOCUS_EXPLAIN", "bool", False,
          "Each item gets `why`: the parts of its URL's priority when handed out (read only).")

@@ -23,8 +23,8 @@ from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import config
 from focuscrawl.core.extract import ExtractedPage, extract
-from focuscrawl.core.frontier import STRATEGIES
-from focuscrawl.core.learning import PageDigest
+from focuscrawl.core.learned import PageDigest
+from focuscrawl.core.orders import STRATEGIES
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals

@@ -13,7 +13,7 @@ from urllib.parse import urljoin
 import pytest
 
 from focuscrawl.core import extract, urls
-from focuscrawl.core.learning import features
+from focuscrawl.core.learned import features
 from focuscrawl.core.traps import UrlRules
 from focuscrawl.core.urls import URL_CACHE_SIZE
 from focuscrawl.seam.middlewares import robots

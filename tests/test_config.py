@@ -196,8 +196,8 @@ def test_the_addons_apply_config_defaults() -> None:
 
 def test_library_constants_agree_with_config() -> None:
     """The core's own parameter defaults (used without Scrapy) are the settings' defaults."""
-    from focuscrawl.core.frontier import DEFAULT_STRATEGY
-    from focuscrawl.core.frontier.learned import RERANK_BATCH, RERANK_MAX
+    from focuscrawl.core.learned import RERANK_BATCH, RERANK_MAX
+    from focuscrawl.core.orders import DEFAULT_STRATEGY
     from focuscrawl.seam.records import HTML_TYPES
 
     assert DEFAULT_STRATEGY == config.default("FOCUS_STRATEGY")

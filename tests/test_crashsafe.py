@@ -30,7 +30,7 @@ from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
 from focuscrawl.core.frontier.stores import SQLiteStore, StoreError
-from focuscrawl.core.learning import PageDigest
+from focuscrawl.core.learned import PageDigest
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.completion import FROM_KEY

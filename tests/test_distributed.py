@@ -28,7 +28,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from scrapy.settings import Settings
 from scrapy.utils.misc import load_object
 
-from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.frontier import Link
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.demo.webserver import Page, ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.connection import RedisLink, RedisServices, Unavailable

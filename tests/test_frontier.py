@@ -14,10 +14,10 @@ from focuscrawl.core.frontier import (
     Link,
     LinkGraph,
     ServerQueues,
-    make_frontier,
 )
 from focuscrawl.core.frontier.linkgraph import INFINITY
 from focuscrawl.core.frontier.queues import Entry
+from focuscrawl.core.orders import make_frontier
 
 # A graph: page -> (score, hot, [(child, anchor)])
 Graph = dict[str, tuple[float, bool, list[tuple[str, str]]]]

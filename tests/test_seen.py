@@ -5,7 +5,8 @@ from __future__ import annotations
 import pickle
 import random
 
-from focuscrawl.core.frontier import FingerprintSet, Link, fingerprint, make_frontier
+from focuscrawl.core.frontier import FingerprintSet, Link, fingerprint
+from focuscrawl.core.orders import make_frontier
 
 
 def test_fingerprint_is_stable_across_processes() -> None:

@@ -19,9 +19,10 @@ import time
 
 import pytest
 
-from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.frontier import Link
 from focuscrawl.core.frontier.spill import TempSpill
 from focuscrawl.core.frontier.stores import SQLiteStore
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam import options
 from focuscrawl.seam.persistence.jobdir import STATE_FILE

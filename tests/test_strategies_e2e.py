@@ -15,8 +15,9 @@ import pytest
 import pytest_twisted
 
 from focuscrawl.core.extract import extract
-from focuscrawl.core.frontier import Link, make_frontier
-from focuscrawl.core.learning import PageDigest
+from focuscrawl.core.frontier import Link
+from focuscrawl.core.learned import PageDigest
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical, host
 from focuscrawl.demo.webserver import Page, ServerProcess

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from focuscrawl.core.frontier.registry import STRATEGIES
+from focuscrawl.core.orders import STRATEGIES
 from focuscrawl.core.relevance import parse_keywords
 from focuscrawl.core.urls import canonical
 

@@ -16,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
 
 from focuscrawl import config
-from focuscrawl.core.frontier.learned import examples_defaults
+from focuscrawl.core.learned import examples_defaults
 
 #: FOCUS_FRONTIER_MEMORY's default (docs/benchmarks.md has the measurement behind it)
 FRONTIER_MEMORY: int = config.default("FOCUS_FRONTIER_MEMORY")

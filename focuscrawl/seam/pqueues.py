@@ -28,7 +28,8 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.request import request_from_dict
 
 from focuscrawl import config
-from focuscrawl.core.frontier import Link, make_frontier
+from focuscrawl.core.frontier import Link
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import pages_in_spider

@@ -38,8 +38,9 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from focuscrawl import config
-from focuscrawl.core.frontier import Entry, Frontier, HostPolicy, make_frontier
+from focuscrawl.core.frontier import Entry, Frontier, HostPolicy
 from focuscrawl.core.frontier.stores import StoreError
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.completion import Completion
 from focuscrawl.seam.engine import Waker, downloading, pages_in_spider, warn_if_missing

@@ -224,7 +224,7 @@ class Frontier:
     def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
         """Report a fetched page's score; the frontier learns from its own crawl only.
 
-        ``digest`` (a ``focuscrawl.core.learning.PageDigest``) is what a learning order needs of the
+        ``digest`` (a ``focuscrawl.core.learned.PageDigest``) is what a learning order needs of the
         page's text; the seed orders ignore it.
         """
         if url in self.scores:

@@ -40,8 +40,8 @@ from scrapy import signals as scrapy_signals
 
 from focuscrawl.config import JournalOptions
 from focuscrawl.core.frontier import Entry, Frontier, Link
-from focuscrawl.core.frontier.learned import EXPLORE
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
+from focuscrawl.core.learned import EXPLORE
 from focuscrawl.seam import options
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.completion import lease_of

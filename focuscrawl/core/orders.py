@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .frontier.strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier
 from .learned import Learned
-from .strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier
 
 STRATEGIES: dict[str, Callable[..., Frontier]] = {
     "breadth-first": BreadthFirst,

@@ -1,0 +1,124 @@
+"""The learned order's host bandit (after Anthelion's domain bandit; no Scrapy): a share of the
+URLs handed out is the best link of the host with the highest value plus an optimism bonus for
+hosts the crawl knows little about.  A per-link bonus cannot pull a crawl out of a large host
+whose anchors repeat a keyword towards hosts it has links to but no evidence about; this can."""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Callable
+
+from ..frontier.queues import Entry, ServerQueues
+from .scoring import Scorer
+from .slots import HostTops
+
+Ready = Callable[[str], bool] | None
+
+
+class HostBandit:
+    """Whose turn it is, the index of each host's best link, and which hosts ever answered."""
+
+    def __init__(self, share: float, queues: ServerQueues, scorer: Scorer,
+                 round_robin: int) -> None:
+        self.share = min(1.0, max(0.0, share))  # of the URLs handed out
+        self.queues = queues
+        self.scorer = scorer  # its host statistics and ``explore``, which a resume may change
+        self.round_robin = round_robin
+        # host id -> whether a fetch there gave a page (the bandit skips the False ones: a
+        # host that never answered is not worth exploring)
+        self.reached: dict[int, bool] = {}
+        self.picks = 0  # for the log only: a replayed journal does not count them
+        self.tops = HostTops()
+        self.reset()
+
+    @property
+    def on(self) -> bool:
+        return self.share > 0.0 and not self.round_robin
+
+    def reset(self) -> None:
+        """A new index (at the start, or after a restore: built again at the next turn)."""
+        self.tops = HostTops()
+        if self.on:
+            self.queues.watch()
+
+    def turn(self, stats: Counter[str]) -> bool:
+        """Whether the next URL handed out is the bandit's: ``share`` of them, spread evenly.
+        A function of the count handed out alone (a journal replays hand-outs by URL, not by
+        asking again, and must reach the same state); a URL put back after a stop with it in
+        flight is not counted, so a resumed crawl takes the same turns."""
+        if not self.on:
+            return False
+        n = stats["popped"] - stats["requeued"]
+        return int((n + 1) * self.share) > int(n * self.share)
+
+    def answered(self, host_id: int, failing: bool) -> None:
+        """A fetch on ``host_id`` gave a page (or, ``failing``, did not)."""
+        if not failing:
+            was = self.reached.get(host_id)
+            self.reached[host_id] = True
+            if was is False and (shut := self.tops.shut.pop(host_id, None)) is not None:
+                self.tops.file(shut, self.item(shut))  # answered at last: back in
+        else:
+            self.reached.setdefault(host_id, False)
+
+    def item(self, bucket: str) -> tuple | None:
+        """``bucket``'s item for :class:`HostTops`, or None: no queued link, or never reached
+        (remembered in ``shut``, to be filed again when it answers)."""
+        top = self.queues.top_of(bucket)
+        if top is None:
+            return None
+        hosts = self.scorer.hosts
+        i = hosts.id(top.host)
+        if not self.reached.get(i, True):
+            self.tops.shut[i] = bucket
+            return None
+        index = top.score + self.scorer.explore * float(hosts.uncertainty(i))
+        # ties go to the link found first: the order of the hosts' queues is not state (a
+        # host's queue comes back at the end when a URL in flight at a stop is put back)
+        return (-index, top.seq, bucket, top)
+
+    def choice(self, ready: Ready) -> Entry | None:
+        """The best link of the host with the highest value + ``explore / sqrt(1 + n)`` among
+        the ready hosts (n: pages fetched there); None if there is no choice to make (fewer
+        than two hosts with links, never-reached hosts left out).  Nothing moves but the
+        index: pops its items best first, files again the stale ones, until two current ones
+        are found and one whose host is ready; puts the current ones back."""
+        tops = self.tops
+        everything, risen = self.queues.risen()
+        if everything:
+            tops.shut = {}
+            tops.reset([item for item in map(self.item, self.queues.buckets())
+                        if item is not None])
+        else:
+            for bucket in risen:
+                tops.file(bucket, self.item(bucket))
+            tops.compact()
+        heap, filed = tops.heap, tops.filed
+        kept: list[tuple] = []
+        asked = 0
+        chosen: Entry | None = None
+        while heap and (chosen is None or len(kept) < 2):
+            item = heapq.heappop(heap)
+            bucket = item[2]
+            if filed.get(bucket) is not item:
+                continue  # superseded
+            fresh = self.item(bucket)
+            if fresh is None:
+                del filed[bucket]
+                continue
+            if fresh[3] is not item[3] or fresh[:2] != item[:2]:
+                filed[bucket] = fresh  # its key fell: back in its place
+                heapq.heappush(heap, fresh)
+                continue
+            kept.append(item)
+            if len(kept) < 2:
+                continue  # no choice to make with one host: ready() is not asked
+            while chosen is None and asked < len(kept):
+                entry = kept[asked][3]
+                asked += 1
+                if ready is None or ready(entry.host):
+                    chosen = entry
+        for item in kept:
+            heapq.heappush(heap, item)
+        return chosen if len(kept) >= 2 else None

@@ -1,0 +1,426 @@
+"""The ``learned`` crawl order: a :class:`Frontier` whose priorities are learned link values
+(see the package's docstring).  No Scrapy import.
+
+It composes the parts: a :class:`Scorer` (features, model, values), a :class:`Trainer`
+(labels, examples, siblings), a :class:`HostBandit` and a :class:`Reranker`; :mod:`.state` saves
+and restores them.  What stays here is the frontier's side: queueing, handing out, the batch of
+links waiting to be scored, the URLs in flight, eviction and spilling.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+import numpy as np
+
+from ..fingerprints import fingerprint
+from ..frontier.queues import Entry, Key
+from ..frontier.strategies import Frontier, Link, Ready
+from ..memory import trim_heap
+from ..urls import host
+from .bandit import HostBandit
+from .defaults import MAX_FETCHING, RERANK_BATCH, RERANK_MAX, examples_defaults
+from .profile import PageDigest
+from .rerank import Reranker
+from .scoring import Scorer
+from .state import pack_row, restore_learned, restore_store, snapshot_learned
+from .training import Trainer
+
+
+class Learned(Frontier):
+    """Best-first over learned link values (see the package's docstring)."""
+
+    name = "learned"
+    learns = True
+    # while the best URL's server is busy, take another's only if worth half as much:
+    # waiting a little for the best finds more relevant pages per page fetched
+    default_slack = 0.5
+
+    def __init__(
+        self,
+        *,
+        keywords: Any = (),
+        relevant_score: float = 0.1,
+        learn_every: int = 25,
+        explore: float | None = None,
+        discount: float = 0.5,
+        profile_score: float | None = None,
+        keyword_scale: float = 0.02,
+        explore_split: float = 0.5,
+        explore_hosts: float | None = None,
+        bits: int = 18,
+        memory: int = 5000,
+        sibling: float = 2.0,
+        sibling_window: int | None = None,
+        hub: float | None = None,
+        examples: bool = False,
+        rerank_max: int = RERANK_MAX,
+        rerank_batch: int = RERANK_BATCH,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        if not keywords:
+            raise ValueError("the learned strategy needs the topic's keywords")
+        self.every = max(1, learn_every)
+        self.examples = examples  # the seeds are on-topic examples given by the user
+        # from examples: a profile grown from them labels pages too, and nearness to known
+        # relevant pages counts; without, both stay off
+        defaults = examples_defaults(examples)
+        explore = defaults["explore"] if explore is None else explore
+        profile_score = defaults["profile_score"] if profile_score is None else profile_score
+        window = max(0, int(defaults["sibling_window"] if sibling_window is None
+                            else sibling_window))
+        hub = defaults["hub"] if hub is None else hub
+        if explore_hosts is None:
+            explore_hosts = defaults["explore_hosts"]
+        self.window = window
+        # a link to a URL queued may be counted unbuilt (only_counts), decided once: the
+        # scheduler registers the counting answer for the spider only if it can count
+        self.counts_inlinks = not self.max_buffer and not self.window
+        self.scorer = Scorer(keywords, bits=bits, explore=explore, explore_split=explore_split,
+                             hub=hub, sibling=sibling)
+        self.bandit = HostBandit(explore_hosts, self.queues, self.scorer, self.round_robin)
+        self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
+                               relevant_score=relevant_score, keyword_scale=keyword_scale,
+                               profile_score=profile_score, discount=discount,
+                               memory=max(100, memory), window=window)
+        self.reranker = Reranker(self, rerank_max=rerank_max, rerank_batch=rerank_batch)
+        self.pending: list[tuple[Entry, int]] = []  # links found, not scored yet
+        self.fetching: dict[str, int] = {}  # URL handed out -> its example's slot
+        self._digest: PageDigest | None = None
+        self._failing = False
+
+    # -- the options a resumed crawl may read or change -----------------------------------------
+    @property
+    def explore(self) -> float:
+        return self.scorer.explore
+
+    @explore.setter
+    def explore(self, value: float) -> None:
+        self.scorer.explore = value
+
+    @property
+    def hub(self) -> float:
+        return self.scorer.hub
+
+    @property
+    def profile_score(self) -> float:
+        return self.trainer.profile_score
+
+    @property
+    def labels(self) -> Any:
+        """Fetched page -> its relevance label (a ``FingerprintMap``)."""
+        return self.trainer.labels
+
+    @property
+    def bandit_picks(self) -> int:
+        return self.bandit.picks
+
+    # -- queueing ---------------------------------------------------------------------------
+    def key(self, entry: Entry) -> Key:
+        return (-entry.score, entry.seq)
+
+    def add(self, link: Link) -> bool:
+        if link.parent is not None and self.window:
+            self.trainer.child(link.parent, link.url)
+        known = self._known(link)
+        if known is not None:
+            return known
+        entry = Entry(
+            link.url, link.host, self._next_seq(), score=0.0, keyword=link.keyword,
+            depth=link.depth, parent=link.parent, anchor=link.anchor, payload=link.payload,
+        )
+        entry.extra = self._featurize(link)
+        self.entries[link.url] = entry
+        self.stats["queued"] += 1
+        self.pending.append((entry, -1))
+        return True
+
+    def may_ignore(self) -> bool:
+        """A link to a URL handed out, as the other orders (one to a URL queued counts as an
+        in-link), unless link nearness is on: it keeps every link's place among its parent's
+        links, those to pages fetched included."""
+        return not self.window and super().may_ignore()
+
+    def improve(self, entry: Entry, link: Link) -> bool:
+        """Another link to a queued URL: one more in-link; its evidence may be better."""
+        slot = entry.extra
+        if slot is None or not entry.queued and not self._is_pending(entry):
+            return False
+        store = self.scorer.store
+        store.inlinks[slot] += 1.0
+        if self.trainer.parent_relevance(link.parent, link.parent_score) <= \
+                store.dense_value(slot, 0):
+            return False  # evidence from a parent no more relevant: the first link stands
+        self.pending.append((entry, self._featurize(link)))
+        return True
+
+    def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
+        """:meth:`improve`'s first case, asked before the link is built: a link to a URL
+        queued (or waiting to be scored) from a parent no more relevant than its first one.
+        Most of a crawl's outlinks that are not to pages fetched are such links, and a Request
+        each through the spider middlewares and the scheduler cost more than the rest of the
+        order's work.  Not with MAX_BUFFER (an eviction before the link arrived would make it
+        a new URL) or link nearness (it keeps every link's place among its parent's).  The
+        link filters are not asked again: a URL they let through once gets the in-link even
+        if, say, its host's robots.txt came since (the URL is refused when it is handed out)."""
+        if not self.counts_inlinks:
+            return False
+        entry = self.entries.get(url)
+        return (entry is not None and entry.extra is not None
+                and self.trainer.relevance_of(parent, parent_score)
+                <= self.scorer.store.dense_value(entry.extra, 0))
+
+    def count_inlink(self, url: str) -> None:
+        self.stats["duplicates"] += 1
+        self.scorer.store.inlinks[self.entries[url].extra] += 1.0
+
+    def _is_pending(self, entry: Entry) -> bool:
+        return not entry.queued and entry.url in self.entries
+
+    def _featurize(self, link: Link) -> int:
+        parent = link.parent
+        trainer = self.trainer
+        return self.scorer.add(
+            link.url, link.host, anchor=link.anchor, context=str(link.context), parent=parent,
+            parent_host=None if parent is None else host(parent), chrome=link.chrome,
+            parent_relevance=trainer.parent_relevance(parent, link.parent_score),
+            grandparent=trainer.grandparent_label(parent), depth=link.depth,
+        )
+
+    def flush(self) -> None:
+        """Score every link found since the last call and queue it (or let it improve).
+
+        Called before every choice (pop, take), before learning from a page, and before a
+        re-rank.  It changes the state (link scores), so a crash-safe caller journals a
+        pop that returned nothing but flushed (``stats["flushes"]`` moved) and replays it.
+        """
+        pending = self.pending
+        if not pending:
+            return
+        self.stats["flushes"] += 1
+        self.pending = []
+        store, queued = self.scorer.store, self.reranker.queued
+        slots = np.array([entry.extra if new < 0 else new for entry, new in pending],
+                         dtype=np.int64)
+        values = self.scorer.values(slots).tolist()
+        for (entry, new), value in zip(pending, values, strict=True):
+            if new < 0:
+                if entry.url in self.entries and not entry.queued:
+                    entry.score = value
+                    self.queues.push(entry, self.key(entry))
+                    queued.set(entry.extra, entry, value)
+                    if self.max_buffer:
+                        heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+            elif entry.queued and value > entry.score:
+                queued.clear(entry.extra)
+                store.free(entry.extra)
+                store.inlinks[new] = store.inlinks[entry.extra]
+                store.near[new] = store.near[entry.extra]
+                entry.extra = new
+                self._rescore(entry, value)
+                self.stats["improved"] += 1
+            else:
+                store.free(new)
+
+    # -- handing out ------------------------------------------------------------------------
+    def value(self, entry: Entry) -> float | None:
+        return entry.score
+
+    def pop(self, ready: Ready = None, slack: float | None = None,
+            held: Ready = None) -> Entry | None:
+        self.flush()
+        if self.bandit.turn(self.stats):
+            self.balance()
+            entry = self.bandit.choice(ready)
+            if entry is not None:
+                self.queues.take(entry)
+                self._hand_out(entry)
+                self.bandit.picks += 1
+                return entry
+        return super().pop(ready, slack, held)
+
+    def take(self, url: str) -> Entry | None:
+        self.flush()
+        return super().take(url)
+
+    def requeue(self, entry: Entry) -> None:
+        self.flush()
+        slot = self.fetching.pop(entry.url, None)
+        if slot is not None:
+            entry.extra = slot  # a compaction since it was handed out renumbered its row
+        super().requeue(entry)
+        if entry.queued and entry.extra is not None:
+            self.reranker.queued.set(entry.extra, entry, entry.score)
+
+    def _rescore(self, entry: Entry, score: float) -> None:
+        super()._rescore(entry, score)
+        if entry.queued and entry.extra is not None:
+            self.reranker.queued.set(entry.extra, entry, score)
+
+    def _hand_out(self, entry: Entry) -> None:
+        super()._hand_out(entry)
+        slot = entry.extra
+        self.reranker.queued.clear(slot)
+        if slot is not None:
+            self.fetching[entry.url] = slot
+            if len(self.fetching) > MAX_FETCHING:  # pages that never reported back
+                self.scorer.store.free(self.fetching.pop(next(iter(self.fetching))))
+        if entry.parent is not None:
+            self.trainer.parents[entry.url] = fingerprint(entry.parent)
+
+    # -- learning ---------------------------------------------------------------------------
+    def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None = None
+                ) -> None:
+        self._digest = digest
+        # a URL with a score is known, unless it failed, was queued again (a retry) and is
+        # being fetched again: then its page's label follows the error's 0, as any page's would
+        if url in self.scores and (self._failing or url not in self.fetching):
+            return
+        self._record(url, score, hot)
+
+    def failed(self, url: str, learn: bool = True) -> None:
+        """A URL handed out gave no page: an error teaches a negative label for its link; a
+        redirect teaches nothing (its target is a link of its own)."""
+        if url in self.scores or url not in self.fetching:
+            return
+        if learn:
+            self._failing = True
+            try:
+                self.crawled(url, 0.0, False, None)
+            finally:
+                self._failing = False
+        else:
+            del self.fetching[url]
+
+    def relevance(self, score: float, digest: PageDigest | None) -> tuple[float, float]:
+        """A page's label in [0, 1], and its keyword match alone (:meth:`Trainer.relevance`)."""
+        return self.trainer.relevance(score, digest)
+
+    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+        self.flush()
+        digest, self._digest = self._digest, None
+        label, by_keywords = self.trainer.relevance(score, digest)
+        slot = self.fetching.pop(url, None)
+        example = self.examples and slot is not None and self.scorer.is_seed(slot)
+        if example:
+            label = by_keywords = 1.0  # the user says so: an example of the topic
+        self.trainer.labels[url] = label
+        profile = self.scorer.profile
+        profile.observe(digest)
+        if digest is not None and by_keywords >= 1.0:
+            profile.feedback(digest, 1.0)  # a relevant page by the user's own words
+        if slot is not None:
+            self.trainer.learn(url, slot, label, self._failing)
+        if self.stats["pages"] % self.every == 0:
+            self.retrain()
+        self._evict()
+
+    def _evict(self) -> None:
+        """MAX_BUFFER: drop the lowest-valued links (after a page, not per link: links are
+        scored in batches)."""
+        if not self.max_buffer:
+            return
+        worst = self._worst
+        while len(self.entries) > self.max_buffer and worst:
+            value, _, victim = heapq.heappop(worst)
+            if not victim.queued or victim.score != value:
+                continue
+            self.queues.discard(victim)
+            del self.entries[victim.url]
+            self.reranker.queued.clear(victim.extra)
+            self.scorer.store.free(victim.extra)
+            self.stats["evicted"] += 1
+
+    def retrain(self) -> None:
+        """Every ``every`` pages: rebuild the profile, replay recent examples, re-rank."""
+        if self.scorer.profile.rebuild():
+            self.scorer.project()
+        self.trainer.replay(4 * self.every)
+        if self.compact_if_worth():
+            trim_heap()  # the arrays' old copies (a spill's compaction: balance() trims)
+        self.rerank()
+        self.stats["retrains"] += 1
+
+    def rerank(self) -> None:
+        """Re-score the queued links with today's model and re-queue them
+        (:meth:`Reranker.rerank`)."""
+        self.reranker.rerank()
+
+    def compact_if_worth(self) -> bool:
+        """Compact once freed rows may outnumber half the live ones (amortised O(1) a row);
+        whether it did."""
+        store = self.scorer.store
+        if store.garbage > max(4096, store.live // 2):
+            self.compact()
+            return True
+        return False
+
+    def compact(self) -> None:
+        """Compact the feature store: every holder of a slot number follows the renumbering."""
+        mapping = self.scorer.store.compact()
+        self.reranker.queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
+                                   len(mapping))
+        for entry in self.entries.values():
+            if entry.extra is not None:
+                entry.extra = mapping[entry.extra]
+        self.trainer.remap(mapping)
+        self.fetching = {u: mapping[s] for u, s in self.fetching.items()}
+        self.stats["compactions"] += 1
+
+    # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
+    def _spill(self) -> None:
+        """Spill, then reclaim the spilled links' feature rows by the retrain's rule: a crawl
+        may queue many times the limit between two retrains, and each spilled row is
+        garbage until a compaction.  Not while links wait to be scored (their slot numbers
+        are held outside the entries); a compaction only renumbers, in order."""
+        super()._spill()
+        if not self.pending:
+            self.compact_if_worth()
+
+    def pack_extra(self, entry: Entry) -> Any:
+        return pack_row(self, entry)
+
+    def unpack_extra(self, entry: Entry, data: Any) -> None:
+        entry.extra = None if data is None else self.scorer.store.add_row(data)
+
+    def after_reload(self, entries: list[Entry]) -> None:
+        """A batch back from disk is scored by today's model, not its frozen value."""
+        live = [e for e in entries if e.extra is not None]
+        if live:
+            slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+            queued = self.reranker.queued
+            for entry, value in zip(live, self.scorer.values(slots).tolist(), strict=True):
+                entry.score = value
+                queued.set(entry.extra, entry, value)  # queued right after this
+
+    def extra_bytes(self, entry: Entry) -> int:
+        return 0 if entry.extra is None else self.scorer.store.row_bytes(entry.extra)
+
+    # -- persistence --------------------------------------------------------------------------
+    def snapshot(self) -> dict:
+        snap = super().snapshot()
+        snap["learned"] = snapshot_learned(self)
+        return snap
+
+    def restore(self, saved: dict) -> None:
+        restore_store(self, saved["learned"])
+        super().restore(saved)
+
+    def after_restore(self, saved: dict) -> None:
+        restore_learned(self, saved["learned"])
+
+    def explain(self, entry: Entry) -> dict[str, float] | None:
+        """The parts of ``entry``'s logit under today's model, each rounded to 3 places:
+        ``bias``, each dense feature's weight x value (the zero ones left out), ``words``
+        (the learned weights of its hashed anchor, URL and context words), ``profile`` (the
+        topic profile projected onto those words) and ``explore`` (the UCB bonus); the value
+        is ``sigmoid`` of their sum (+1 for a seed).  Read only: it changes no state, so a
+        crawl explained orders as one that is not.  Asked at hand-out, before a retrain."""
+        return None if entry.extra is None else self.scorer.explain(entry.extra)
+
+    def describe(self) -> dict[str, int | float]:
+        return {"frontier": len(self), "learned_examples": len(self.trainer.ex_slot),
+                "profile_version": self.scorer.profile.version,
+                "host_bandit_picks": self.bandit.picks}

@@ -1,0 +1,96 @@
+"""The learned order's state beyond the common frontier's (no Scrapy): what a snapshot keeps and
+how a restore rebuilds the indexes from it, and what a spilled link keeps of its features."""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, Any
+
+from ..fingerprints import FingerprintMap, fingerprint
+from ..frontier.queues import Entry
+from .slots import QueuedSlots
+
+if TYPE_CHECKING:
+    from .order import Learned
+
+
+def snapshot_learned(order: Learned) -> dict[str, Any]:
+    """The ``"learned"`` part of a snapshot.  Links not scored yet stay pending (no flush: a
+    snapshot must not change the state, or a crawl with JOBDIR would order differently from
+    one without)."""
+    scorer, trainer = order.scorer, order.trainer
+    return {
+        "store": scorer.store.snapshot(),
+        "model": scorer.model.snapshot(),
+        "profile": scorer.profile.snapshot(),
+        "hosts": scorer.hosts.snapshot(),
+        "dirs": scorer.dirs.snapshot(),
+        "hubs": scorer.hubs.snapshot(),
+        "children": {k: list(v) for k, v in trainer.children.items()},
+        "labels": trainer.labels.to_state(),
+        "parents": trainer.parents.to_state(),
+        "fetching": dict(order.fetching),
+        "reached": dict(order.bandit.reached),
+        "pending": [(e.url, slot) for e, slot in order.pending],
+        "examples": (list(trainer.ex_slot), list(trainer.ex_label), list(trainer.ex_dyn),
+                     dict(trainer.ex_of), trainer.ex_base),
+        "rerank_cursor": order.reranker.queued.cursor,
+    }
+
+
+def restore_store(order: Learned, learned: dict[str, Any]) -> None:
+    """Before the entries come back (their rows are in the store)."""
+    order.scorer.store.restore(learned["store"])
+
+
+def restore_learned(order: Learned, learned: dict[str, Any]) -> None:
+    """After the entries came back: the rest of the state, and the indexes rebuilt."""
+    scorer, trainer = order.scorer, order.trainer
+    scorer.model.restore(learned["model"])
+    scorer.profile.restore(learned["profile"])
+    scorer.project()
+    scorer.hosts.restore(learned["hosts"])
+    scorer.dirs.restore(learned["dirs"])
+    scorer.hubs.restore(learned["hubs"])
+    # snapshots before the fingerprint maps kept URL strings as keys (and as parents)
+    trainer.children = {_fp(k): list(v) for k, v in learned["children"].items()}
+    trainer.labels = FingerprintMap.from_state(learned["labels"])
+    parents = learned["parents"]
+    trainer.parents = FingerprintMap.from_state(
+        {u: fingerprint(p) for u, p in parents.items()} if isinstance(parents, dict)
+        else parents, "Q")
+    order.fetching = dict(learned["fetching"])
+    # not in snapshots made before the host bandit
+    order.bandit.reached = dict(learned.get("reached", {}))
+    order.bandit.reset()  # the index is built again at the next bandit turn
+    order.pending = [(order.entries[url], slot) for url, slot in learned["pending"]]
+    slots, labels, dyn, ex_of, base = learned["examples"]
+    trainer.ex_slot, trainer.ex_label, trainer.ex_dyn = list(slots), list(labels), list(dyn)
+    trainer.ex_of, trainer.ex_base = {_fp(k): i for k, i in ex_of.items()}, base
+    index = order.reranker.queued = QueuedSlots(max(256, scorer.store.rows))
+    for entry in order.entries.values():
+        if entry.queued and entry.extra is not None:
+            index.set(entry.extra, entry, entry.score)
+    index.cursor = learned.get("rerank_cursor", 0)  # not in snapshots before it
+    if order.max_buffer:
+        order._worst = [(e.score, -e.seq, e) for e in order.entries.values() if e.queued]
+        heapq.heapify(order._worst)
+
+
+def _fp(key: int | str) -> int:
+    """A key of a snapshot's map: a fingerprint, or a URL in snapshots from before them."""
+    return fingerprint(key) if isinstance(key, str) else key
+
+
+def pack_row(order: Learned, entry: Entry) -> Any:
+    """A spilled link keeps its feature row, not its text: exact (featurising again would see
+    newer parent labels), smaller and much quicker to queue again.  Its slot is freed for the
+    next compaction."""
+    slot = entry.extra
+    if slot is None:
+        return None
+    store = order.scorer.store
+    row = store.row(slot)
+    order.reranker.queued.clear(slot)
+    store.free(slot)
+    return row

@@ -24,7 +24,7 @@ from scrapy.utils.url import url_is_from_any_domain
 from focuscrawl import config
 from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.learned import PageDigest
-from focuscrawl.core.orders import STRATEGIES
+from focuscrawl.core.orders import capabilities
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
@@ -116,7 +116,7 @@ class TopicSpider(scrapy.Spider):
             return
         self.focus_options = dict(self.args.frontier)
         strategy = self.focus_options.get("strategy") or config.get(s, "FOCUS_STRATEGY")
-        self.learning = getattr(STRATEGIES.get(strategy), "learns", False)
+        self.learning = capabilities(strategy).learns
         self.allowed_domains = self.args.allowed_domains or None
         self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
 

@@ -478,3 +478,21 @@ def test_a_page_queued_on_disk_over_the_other_scheme_is_a_duplicate():
     assert sorted(f.pop().url for _ in range(40)) == sorted(f"http://a.test/{i}" for i in range(40))
     assert f.pop() is None
     f.close()
+
+
+def test_each_order_declares_its_capabilities():
+    """Callers ask the declared capabilities; they say what the order's interface has."""
+    from focuscrawl.core.frontier.strategies import Capabilities
+    from focuscrawl.core.orders import STRATEGIES, capabilities
+
+    assert capabilities("learned") == Capabilities(learns=True, explores=True)
+    assert capabilities("cho-distance").uses_graph and capabilities("distiller").uses_graph
+    assert capabilities("best-first").batches and capabilities("best-n-first").batches
+    assert capabilities("no-such-order") == capabilities(None) == Capabilities()
+    for name in STRATEGIES:
+        f = make_frontier(name, keywords=["x"])
+        assert f.capabilities == capabilities(name)
+        assert f.learns == f.capabilities.learns
+        assert (f.graph is not None) == f.capabilities.uses_graph
+        assert hasattr(f, "open_batch") == f.capabilities.batches
+        assert hasattr(f, "explore") == f.capabilities.explores

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .frontier.strategies import BestFirst, BestNFirst, BreadthFirst, Cho, Distiller, Frontier
+from .frontier.strategies import (
+    BestFirst,
+    BestNFirst,
+    BreadthFirst,
+    Capabilities,
+    Cho,
+    Distiller,
+    Frontier,
+)
 from .learned import Learned
 
 STRATEGIES: dict[str, Callable[..., Frontier]] = {
@@ -17,6 +25,12 @@ STRATEGIES: dict[str, Callable[..., Frontier]] = {
     "distiller": Distiller,
     "learned": Learned,
 }
+#: the class behind each name (its declared capabilities)
+CLASSES: dict[str, type[Frontier]] = {
+    "breadth-first": BreadthFirst, "cho": Cho, "cho-distance": Cho, "best-first": BestFirst,
+    "best-n-first": BestNFirst, "distiller": Distiller, "learned": Learned,
+}
+assert CLASSES.keys() == STRATEGIES.keys()
 DEFAULT_STRATEGY = "learned"
 # the options each strategy understands, beyond the common ones
 _COMMON = {"max_buffer", "round_robin", "seed", "distance_limit", "frontier_memory",
@@ -43,3 +57,9 @@ def make_frontier(name: str, **options: Any) -> Frontier:
         ) from None
     allowed = _COMMON | _OPTIONS.get(name, set())
     return factory(**{k: v for k, v in options.items() if k in allowed and v is not None})
+
+
+def capabilities(name: str | None) -> Capabilities:
+    """What the order named ``name`` does beyond the common interface (none if unknown)."""
+    cls = CLASSES.get(name or "")
+    return cls.capabilities if cls is not None else Capabilities()

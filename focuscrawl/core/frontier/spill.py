@@ -15,6 +15,9 @@ duplicate), and batches come back by the best priority they had when they left. 
 return a URL is keyed again by the strategy's current rule (the learned order re-scores the
 batch with today's model).
 
+:class:`Spilling` is the component a frontier owns for this (``Frontier.spilling``, None
+without a limit); the frontier's hooks say what a spilled entry keeps and how it comes back.
+
 Where the batches live:
 
 * :class:`TempSpill` -- without JOBDIR: SQLite's private temporary database (``$SQLITE_TMPDIR``,
@@ -31,11 +34,17 @@ from __future__ import annotations
 import heapq
 import pickle
 import sqlite3
+import sys
 from collections.abc import Iterable
-from typing import Any, Protocol
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..fingerprints import FingerprintSet
-from .queues import Key
+from ..fingerprints import FingerprintSet, fingerprint
+from ..memory import trim_heap
+from .queues import FIELDS, Entry, Key
+
+if TYPE_CHECKING:
+    from .strategies import Frontier
 
 #: a spill brings the URLs queued in memory down to this share of the limit (it looks at every
 #: queued URL once, so it moves a quarter of them: about 4 URLs looked at per URL spilled) ...
@@ -169,3 +178,130 @@ class Spilled:
     def close(self) -> None:
         if self.store is not None:
             self.store.close()
+
+
+class Spilling:
+    """FOCUS_FRONTIER_MEMORY for one frontier: moves its worst queued URLs to disk past the
+    limit and brings the best batch back under the low-water mark.
+
+    The frontier keeps its say through its hooks: ``key`` (a URL back is keyed by today's
+    rule), ``pack_extra``/``unpack_extra`` (what a spilled entry keeps of ``entry.extra``),
+    ``after_reload`` (a batch back, before it is queued) and ``_spill`` (called for every
+    spill, so that a strategy may do more after one).
+    """
+
+    def __init__(self, frontier: Frontier, limit: int) -> None:
+        self.frontier = frontier
+        self.spilled = Spilled(limit)
+
+    def balance(self) -> None:
+        """Spill past the limit, or reload below the low-water mark."""
+        spilled, queues = self.spilled, self.frontier.queues
+        moved = len(queues) > spilled.limit
+        if moved:
+            self.frontier._spill()
+        while spilled.index and len(queues) < spilled.low:
+            self.reload()
+            moved = True
+        if moved:
+            trim_heap()  # a batch's temporaries: megabytes the C heap would otherwise keep
+
+    def spill(self) -> None:
+        """Move the lowest-priority queued URLs to disk: down to SPILL_TO of the limit,
+        in batches of the spill size, each with what it takes to queue its URLs again."""
+        frontier, spilled = self.frontier, self.spilled
+        queues, stats = frontier.queues, frontier.stats
+        out = queues.spill_worst(len(queues) - spilled.keep)
+        for start in range(0, len(out), spilled.batch):
+            chunk = out[start:start + spilled.batch]
+            spilled.write(self.pack_batch(chunk), chunk[0].key, len(chunk))
+            stats["spills"] += 1
+        add = spilled.urls.add
+        entries = frontier.entries
+        for entry in out:
+            entry.queued = False
+            entry.item = None  # its item pointed back at it: a cycle for the GC (see _take)
+            del entries[entry.url]
+            add(entry.url)
+        stats["spilled"] += len(out)
+        if frontier.max_buffer:
+            frontier._worst = [item for item in frontier._worst if item[2].queued]
+            heapq.heapify(frontier._worst)
+
+    def reload(self) -> None:
+        """Queue the best spilled batch again, keyed by today's rule."""
+        frontier, spilled = self.frontier, self.spilled
+        back = []
+        urls, done, entries, unpack = spilled.urls, frontier.done, frontier.entries, self.unpack
+        for row in spilled.read():
+            entry = unpack(row)
+            fp = fingerprint(entry.url)
+            urls.discard_fp(fp)
+            if entry.url in entries or done.has_fp(fp):
+                continue  # cannot happen (a spilled URL is never queued twice); never fatal
+            entries[entry.url] = entry
+            back.append(entry)
+        frontier.after_reload(back)
+        push, key = frontier.queues.push, frontier.key
+        for entry in back:
+            push(entry, key(entry))
+            if frontier.max_buffer:
+                heapq.heappush(frontier._worst, (entry.score, -entry.seq, entry))
+        frontier.stats["reloads"] += 1
+        frontier.stats["reloaded"] += len(back)
+
+    def pack_batch(self, chunk: list[Entry]) -> tuple[list, ...]:
+        """A spilled batch as columns (plain, picklable values): :meth:`Entry.fields` with the
+        extra as the frontier's ``pack_extra`` keeps it, one list a field, not a tuple a URL
+        (which the GC would track while the batch is written, and again, unpickled, while it
+        is read back).  :meth:`unpack` takes one row of it."""
+        return (*(list(map(attrgetter(name), chunk)) for name in FIELDS[:-1]),
+                list(map(self.frontier.pack_extra, chunk)))
+
+    def unpack(self, row: tuple) -> Entry:
+        entry = Entry.from_fields((*row[:-1], None))
+        self.frontier.unpack_extra(entry, row[-1])
+        return entry
+
+
+# per queued URL beyond its Entry, strings and heap item: its share of the entries dict (a
+# slot of 3 words at 1/3 .. 2/3 load)
+_OVERHEAD = 8 * 3 * 2
+
+
+def entry_bytes(entry: Entry) -> int:
+    """Bytes a queued entry holds in memory (shared strings, like the host, left out)."""
+    size = (sys.getsizeof(entry) + sys.getsizeof(entry.url) + sys.getsizeof(entry.item or ())
+            + _OVERHEAD)
+    if entry.anchor:
+        size += sys.getsizeof(entry.anchor)
+    return size
+
+
+def memory_stats(frontier: Frontier) -> dict[str, int | float]:
+    """URLs queued in memory and on disk, spills and reloads, and bytes a URL: an estimate
+    in memory (the first entries, see :func:`entry_bytes`), exact on disk."""
+    spilled = frontier.spilled
+    on_disk = len(spilled) if spilled is not None else 0
+    stats: dict[str, int | float] = {
+        "memory": len(frontier.entries), "disk": on_disk,
+        "spills": frontier.stats.get("spills", 0), "reloads": frontier.stats.get("reloads", 0),
+        "bytes_per_url": _bytes_per_url(frontier),
+    }
+    if on_disk:
+        assert spilled is not None
+        stats["disk_bytes_per_url"] = round(spilled.disk_bytes / on_disk, 1)
+    return stats
+
+
+def _bytes_per_url(frontier: Frontier, sample: int = 64) -> int:
+    """Estimated bytes a URL queued in memory costs: the entry, its strings and key, its
+    heap item and dict slot (and its extra, by the frontier's ``extra_bytes``), over the
+    first ``sample`` entries."""
+    total = n = 0
+    for entry in frontier.entries.values():
+        total += entry_bytes(entry) + frontier.extra_bytes(entry)
+        n += 1
+        if n == sample:
+            break
+    return round(total / n) if n else 0

@@ -24,31 +24,15 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
-from ..memory import trim_heap
 from ..urls import scheme_twin
 from .linkgraph import LinkGraph
-from .queues import FIELDS, Entry, Key, ServerQueues
-from .spill import Spilled, SpillStore
+from .queues import Entry, Key, ServerQueues
+from .spill import Spilled, Spilling, SpillStore, memory_stats
 
 Ready = Callable[[str], bool] | None
-# per queued URL beyond its Entry, strings and heap item: its share of the entries dict (a
-# slot of 3 words at 1/3 .. 2/3 load)
-_OVERHEAD = 8 * 3 * 2
-
-
-def entry_bytes(entry: Entry) -> int:
-    """Bytes a queued entry holds in memory (shared strings, like the host, left out)."""
-    size = (sys.getsizeof(entry) + sys.getsizeof(entry.url) + sys.getsizeof(entry.item or ())
-            + _OVERHEAD)
-    if entry.anchor:
-        size += sys.getsizeof(entry.anchor)
-    return size
-
-
 @dataclass(slots=True)
 class Link:
     """What the spider knows about a discovered URL when it reports it."""
@@ -69,12 +53,22 @@ class Link:
     chrome: bool = False  # the link sits in its parent's navigation, header, footer or sidebar
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What an order does beyond the common interface, declared by its class: a caller asks
+    ``Frontier.capabilities`` (or ``orders.capabilities(name)``), not ``getattr``."""
+
+    learns: bool = False  # learns from page digests and link context (text): send them
+    uses_graph: bool = False  # keeps a link graph: every link counts, none may be dropped
+    batches: bool = False  # chooses batches (``open_batch``): a journal records each choice
+    explores: bool = False  # has an exploration bonus (``explore``) a resumed crawl may keep
+
+
 class Frontier:
     """Seen-set, per-server queues and bookkeeping shared by every strategy."""
 
     name: ClassVar[str] = "frontier"
-    uses_graph: ClassVar[bool] = False
-    learns: ClassVar[bool] = False  # learns from page digests and link context (text)
+    capabilities: ClassVar[Capabilities] = Capabilities()
     #: the relevance slack when FOCUS_SLACK is not set: the seed strategies take any idle
     #: server's best URL, as the papers' crawlers (and this project before the slack) did
     default_slack: ClassVar[float] = 1.0
@@ -95,14 +89,21 @@ class Frontier:
         self.done = FingerprintSet()
         # crawled page -> its score, by fingerprint (a crawl fetches millions)
         self.scores = FingerprintMap("d")
-        self.graph = LinkGraph(distance_limit) if self.uses_graph else None
+        self.graph = LinkGraph(distance_limit) if self.capabilities.uses_graph else None
         self.stats: Counter[str] = Counter()
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
         self._seq = 0
         self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
         self._observed: str | None = None  # the last parent observe() found in scores
         # FOCUS_FRONTIER_MEMORY: past this many URLs queued in memory, the worst go to disk
-        self.spilled: Spilled | None = Spilled(frontier_memory) if frontier_memory > 0 else None
+        self.spilling = Spilling(self, frontier_memory) if frontier_memory > 0 else None
+        # what is on disk (its index and URLs), or None
+        self.spilled: Spilled | None = self.spilling.spilled if self.spilling else None
+
+    @property
+    def learns(self) -> bool:
+        """``capabilities.learns`` (for callers that ask the frontier itself)."""
+        return self.capabilities.learns
 
     # -- the interface ------------------------------------------------------------------
     def __len__(self) -> int:
@@ -309,23 +310,14 @@ class Frontier:
 
     def balance(self) -> None:
         """FOCUS_FRONTIER_MEMORY: spill the worst URLs past the limit, or bring the best
-        spilled batch back below the low-water mark.
+        spilled batch back below the low-water mark (:meth:`Spilling.balance`).
 
         Called where a URL is chosen (:meth:`pop`, :meth:`take`, a Best-N-First batch), so a
         journal replay of the same calls spills and reloads at the same moments; a pop that
         chose nothing but balanced is journaled as such (``stats["spills"]``/``["reloads"]``).
         """
-        spilled = self.spilled
-        if spilled is None:
-            return
-        moved = len(self.queues) > spilled.limit
-        if moved:
-            self._spill()
-        while spilled.index and len(self.queues) < spilled.low:
-            self._reload()
-            moved = True
-        if moved:
-            trim_heap()  # a batch's temporaries: megabytes the C heap would otherwise keep
+        if self.spilling is not None:
+            self.spilling.balance()
 
     def set_memory_limit(self, limit: int) -> None:
         """A new ``frontier_memory`` (> 0, and one was set), before a restore: a resumed crawl
@@ -347,88 +339,15 @@ class Frontier:
             self.spilled.close()
 
     def _spill(self) -> None:
-        """Move the lowest-priority queued URLs to disk: down to SPILL_TO of the limit,
-        in batches of the spill size, each with what it takes to queue its URLs again."""
-        spilled = self.spilled
-        assert spilled is not None
-        out = self.queues.spill_worst(len(self.queues) - spilled.keep)
-        for start in range(0, len(out), spilled.batch):
-            chunk = out[start:start + spilled.batch]
-            spilled.write(self.pack_batch(chunk), chunk[0].key, len(chunk))
-            self.stats["spills"] += 1
-        add = spilled.urls.add
-        entries = self.entries
-        for entry in out:
-            entry.queued = False
-            entry.item = None  # its item pointed back at it: a cycle for the GC (see _take)
-            del entries[entry.url]
-            add(entry.url)
-        self.stats["spilled"] += len(out)
-        if self.max_buffer:
-            self._worst = [item for item in self._worst if item[2].queued]
-            heapq.heapify(self._worst)
-
-    def _reload(self) -> None:
-        """Queue the best spilled batch again, keyed by today's rule."""
-        spilled = self.spilled
-        assert spilled is not None
-        back = []
-        urls, done, entries, unpack = spilled.urls, self.done, self.entries, self.unpack
-        for row in spilled.read():
-            entry = unpack(row)
-            fp = fingerprint(entry.url)
-            urls.discard_fp(fp)
-            if entry.url in entries or done.has_fp(fp):
-                continue  # cannot happen (a spilled URL is never queued twice); never fatal
-            entries[entry.url] = entry
-            back.append(entry)
-        self.after_reload(back)
-        push, key = self.queues.push, self.key
-        for entry in back:
-            push(entry, key(entry))
-            if self.max_buffer:
-                heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
-        self.stats["reloads"] += 1
-        self.stats["reloaded"] += len(back)
-
-    def pack_batch(self, chunk: list[Entry]) -> tuple[list, ...]:
-        """A spilled batch as columns (plain, picklable values): :meth:`Entry.fields` with the
-        extra as :meth:`pack_extra` keeps it, one list a field, not a tuple a URL (which the
-        GC would track while the batch is written, and again, unpickled, while it is read
-        back).  :meth:`unpack` takes one row of it."""
-        return (*(list(map(attrgetter(name), chunk)) for name in FIELDS[:-1]),
-                list(map(self.pack_extra, chunk)))
-
-    def unpack(self, row: tuple) -> Entry:
-        entry = Entry.from_fields((*row[:-1], None))
-        self.unpack_extra(entry, row[-1])
-        return entry
+        """Move the lowest-priority queued URLs to disk (:meth:`Spilling.spill`); a strategy
+        may do more after a spill."""
+        assert self.spilling is not None
+        self.spilling.spill()
 
     def memory_stats(self) -> dict[str, int | float]:
-        """URLs queued in memory and on disk, spills and reloads, and bytes a URL: an
-        estimate in memory (a sample of entries, see :func:`entry_bytes`), exact on disk."""
-        spilled = self.spilled
-        on_disk = len(spilled) if spilled is not None else 0
-        stats: dict[str, int | float] = {
-            "memory": len(self.entries), "disk": on_disk,
-            "spills": self.stats.get("spills", 0), "reloads": self.stats.get("reloads", 0),
-            "bytes_per_url": self.entry_bytes(),
-        }
-        if on_disk:
-            assert spilled is not None
-            stats["disk_bytes_per_url"] = round(spilled.disk_bytes / on_disk, 1)
-        return stats
-
-    def entry_bytes(self, sample: int = 64) -> int:
-        """Estimated bytes a URL queued in memory costs: the entry, its strings and key, its
-        heap item and dict slot, over the first ``sample`` entries."""
-        total = n = 0
-        for entry in self.entries.values():
-            total += entry_bytes(entry) + self.extra_bytes(entry)
-            n += 1
-            if n == sample:
-                break
-        return round(total / n) if n else 0
+        """URLs queued in memory and on disk, spills and reloads, and bytes a URL
+        (:func:`.spill.memory_stats`)."""
+        return memory_stats(self)
 
     # -- hooks for strategies -------------------------------------------------------------
     def pack_extra(self, entry: Entry) -> Any:
@@ -442,7 +361,7 @@ class Frontier:
         """A spilled batch is back, not queued yet (the learned order re-scores it)."""
 
     def extra_bytes(self, entry: Entry) -> int:
-        """Memory ``entry.extra`` holds, for :meth:`entry_bytes`."""
+        """Memory ``entry.extra`` holds, for :meth:`memory_stats`."""
         # the distiller's list of parents: their URL strings are the crawled pages' own
         return 0 if entry.extra is None else sys.getsizeof(entry.extra)
 
@@ -587,7 +506,7 @@ class Cho(Frontier):
     """Cho, Garcia-Molina & Page's similarity-based crawler (Figures 4 and 5)."""
 
     name = "cho"
-    uses_graph = True
+    capabilities = Capabilities(uses_graph=True)
     REORDERS = ("none", "backlinks", "score")
 
     def __init__(self, *, distance: bool = False, reorder: str = "none", **kw: Any) -> None:
@@ -665,6 +584,7 @@ class BestNFirst(Frontier):
     """Pant, Srinivasan & Menczer's Best-N-First (Figure 1)."""
 
     name = "best-n-first"
+    capabilities = Capabilities(batches=True)
 
     def __init__(self, *, n: int = 256, work_conserving: bool = False, **kw: Any) -> None:
         if n < 1:
@@ -780,7 +700,7 @@ class Distiller(Frontier):
     """Classifier + distiller: parent score boosted by the parent's hub weight (HITS)."""
 
     name = "distiller"
-    uses_graph = True
+    capabilities = Capabilities(uses_graph=True)
 
     def __init__(self, *, weight: float = 0.5, every: int = 50, **kw: Any) -> None:
         super().__init__(**kw)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..fingerprints import fingerprint
 from ..frontier.queues import Entry, Key
-from ..frontier.strategies import Frontier, Link, Ready
+from ..frontier.strategies import Capabilities, Frontier, Link, Ready
 from ..memory import trim_heap
 from ..urls import host
 from .bandit import HostBandit
@@ -32,7 +32,7 @@ class Learned(Frontier):
     """Best-first over learned link values (see the package's docstring)."""
 
     name = "learned"
-    learns = True
+    capabilities = Capabilities(learns=True, explores=True)
     # while the best URL's server is busy, take another's only if worth half as much:
     # waiting a little for the best finds more relevant pages per page fetched
     default_slack = 0.5

@@ -164,6 +164,15 @@ _declare(G, "FOCUS_SIBLING", "float", 2.0,
 _declare(G, "FOCUS_HUB", "float?", None,
          "Prior weight of a parent's hub evidence; 0: off; None: 1.0 with examples, else 0.")
 
+G = _group("Watching a crawl", "The live dashboard (focuscrawl.seam.watch.dashboard): a page, "
+           "/status.json and /metrics served from the crawl's own reactor.")
+_declare(G, "FOCUS_DASHBOARD", "str", "",
+         "HOST:PORT of the live dashboard (port 0 picks a free one); empty: off.")
+_declare(G, "FOCUS_DASHBOARD_TOKEN", "str", "",
+         "Every dashboard request must carry it (401 otherwise); required off loopback.")
+_declare(G, "FOCUS_DASHBOARD_LINGER", "float", 0.0,
+         "Seconds the final figures stay served after the crawl ends (a last scrape).")
+
 G = _group("Politeness", "focuscrawl.core.frontier.hosts and the politeness middleware: "
            "per-server concurrency and delay.")
 _declare(G, "FOCUS_SERVER_KEY", "str", "host",
@@ -356,6 +365,8 @@ COMPONENTS: dict[str, dict[str, int]] = {
         "focuscrawl.seam.services.FocusServices": 0,
         # a focus line every LOGSTATS_INTERVAL and a summary (FOCUS_LOGSTATS)
         "focuscrawl.seam.watch.logstats.FocusLogStats": 0,
+        # the live dashboard (/, /status.json, /metrics) when FOCUS_DASHBOARD is set
+        "focuscrawl.seam.watch.dashboard.Dashboard": 0,
     },
 }
 

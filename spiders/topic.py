@@ -189,7 +189,7 @@ class TopicSpider(scrapy.Spider):
         stats.set_value("focus/harvest_rate", round(self.relevant / self.pages, 4))
         self.crawler.signals.send_catch_log(
             focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
-            digest=digest, spider=self,
+            digest=digest, title=page.title, spider=self,
         )
         focus = response.meta.get(LINK) or {}
         depth = response.meta.get("depth", 0)

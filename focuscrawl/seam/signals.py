@@ -1,6 +1,7 @@
 """focuscrawl's own Scrapy signals."""
 
-#: Sent by the spider once a page is scored: ``url``, ``score``, ``hot``, ``spider``.
+#: Sent by the spider once a page is scored: ``url``, ``score``, ``hot``, ``digest``,
+#: ``title``, ``spider``.
 #: The scheduler learns page scores from it (and from the ``meta`` of outlinks).
 page_scored = object()
 

@@ -29,6 +29,7 @@ class HostBandit:
         # host that never answered is not worth exploring)
         self.reached: dict[int, bool] = {}
         self.picks = 0  # for the log only: a replayed journal does not count them
+        self.picked: Counter[str] = Counter()  # the same, per host (the dashboard's)
         self.tops = HostTops()
         self.reset()
 

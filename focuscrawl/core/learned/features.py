@@ -84,6 +84,16 @@ class LinkFeaturizer:
             col = cache[token] = zlib.crc32(f"{namespace}\x00{token}".encode()) & self._mask
         return col
 
+    def tokens_of(self, columns: set[int]) -> dict[int, list[str]]:
+        """``namespace:token`` of the tokens known to hash to each of ``columns`` (a
+        dashboard's names for learned weights; only tokens still in the caches)."""
+        found: dict[int, list[str]] = {}
+        for ns, cache in self._columns.items():
+            for token, col in cache.items():
+                if col in columns:
+                    found.setdefault(col, []).append(f"{ns}:{token}")
+        return found
+
     def _keyword(self, tokens: Sequence[str]) -> float:
         for phrase in self.phrases:
             n = len(phrase)

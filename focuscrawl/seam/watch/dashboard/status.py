@@ -127,6 +127,14 @@ class StatusBuilder:
 
         return self.crawler.get_extension(FocusServices)
 
+    def _topic(self) -> str:
+        """The spider's keywords (``-a keywords``), else FOCUS_KEYWORDS."""
+        args = getattr(getattr(self.crawler, "spider", None), "args", None)
+        words = getattr(args, "keywords", None)
+        if words:
+            return ", ".join(map(str, words))
+        return str(self.crawler.settings.get("FOCUS_KEYWORDS") or "")
+
     def build(self) -> dict[str, Any]:
         self.builds += 1
         t = self.tracker
@@ -155,6 +163,7 @@ class StatusBuilder:
         learned = order.pop("learned", None) if order is not None else None
         return {
             "version": 1,
+            "topic": self._topic(),
             "state": "running",
             "finish_reason": None,
             "time": time.time(),

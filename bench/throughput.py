@@ -35,6 +35,12 @@ order spreads over more hosts than best-first, and most hosts docweb's pages lin
 (a robots.txt fetch and a page or its refusal each), so it makes more requests for the same
 pages.
 
+``--dashboard`` also runs each focuscrawl crawler with the live dashboard on
+(``FOCUS_DASHBOARD=127.0.0.1:PORT``) and a viewer: a thread that reads ``/status.json`` every
+1.5 s and ``/metrics`` every 15 s, as an open page and a Prometheus scrape do; the runs
+alternate with the dashboard-off ones in the same rounds, and the table ends with the ratios
+on / off of pages per second and of CPU ms per page.
+
 ``--kinds`` runs only some of the crawlers; ``--profile DIR`` runs each under cProfile, keeps
 the profiles in DIR and prints, per run, CPU ms per page by function (own time and with
 callees): where a page's time goes.  The profiler slows every crawler by about half.
@@ -45,11 +51,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +150,39 @@ class PlainSpider(scrapy.Spider):
                 yield scrapy.Request(url)
 
 
+DASHBOARD = "+dashboard"  # a kind's suffix: the same crawl with the dashboard on and watched
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def view(port: int, done: threading.Event) -> list[int]:
+    """What an open dashboard page and a Prometheus scrape ask until ``done``: status.json
+    every 1.5 s, /metrics every 15 s; [answers, refusals] (the crawl not listening yet)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    counts = [0, 0]
+    n = 0
+    while not done.wait(1.5):
+        paths = ["status.json"] + (["metrics"] if n % 10 == 0 else [])
+        n += 1
+        for path in paths:
+            try:
+                with opener.open(f"http://127.0.0.1:{port}/{path}", timeout=10) as r:
+                    r.read()
+                counts[0] += 1
+            except OSError:
+                counts[1] += 1
+    return counts
+
+
 def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
         profile: Path | None = None) -> dict[str, Any]:
     """One crawl of ``kind``; with ``profile`` (a file name) under cProfile, saved there."""
+    dashboard = kind.endswith(DASHBOARD)
+    kind = kind.removesuffix(DASHBOARD)
     stats_file = work / f"{kind}-{time.monotonic_ns()}.json"
     common = {"FOCUS_REPLAY": str(warc), "DOWNLOAD_HANDLERS": json.dumps(HANDLERS),
               "EXTENSIONS": json.dumps({"throughput.StatsDump": 1000}),
@@ -174,6 +213,9 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
             settings["FOCUS_SLACK"] = "1.0"  # as best-first: any idle server's best URL
         if kind == "focuscrawl-learned-stay":  # no exploration: no bonus, no host bandit
             settings |= {"FOCUS_EXPLORE": "0", "FOCUS_EXPLORE_HOSTS": "0"}
+        if dashboard:
+            port = free_port()
+            settings["FOCUS_DASHBOARD"] = f"127.0.0.1:{port}"
         strategy = "learned" if kind.startswith("focuscrawl-learned") else "best-first"
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={TOPIC}",
                "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={pages}"]
@@ -181,10 +223,20 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
         cmd += ["-s", f"{k}={v}"]
     if profile is not None:
         cmd[1:1] = ["-m", "cProfile", "-o", str(profile)]
+    done = threading.Event()
+    viewed: list[list[int]] = []
+    if dashboard:
+        viewer = threading.Thread(target=lambda: viewed.append(view(port, done)))
+        viewer.start()
     proc = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
+    done.set()
+    if dashboard:
+        viewer.join()
     if proc.returncode != 0 or not stats_file.exists():
         raise RuntimeError(f"{kind} run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     out = json.loads(stats_file.read_text())
+    if dashboard:
+        out["viewed"] = viewed[0][0] if viewed else 0
     out["rate"] = out["responses"] / out["seconds"]
     out["page_rate"] = out["pages"] / out["seconds"]
     return out
@@ -224,10 +276,15 @@ def main() -> int:
     p.add_argument("--profile", type=Path, default=None, metavar="DIR",
                    help="run each crawl under cProfile, keep the profiles in DIR and print CPU "
                         "ms per page by function (the profiler slows every crawler)")
+    p.add_argument("--dashboard", action="store_true",
+                   help="also run each focuscrawl crawler with the live dashboard on and "
+                        "watched, alternating with it off, and give the ratios")
     args = p.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     if unknown := set(kinds) - set(KINDS):
         p.error(f"unknown kinds: {', '.join(sorted(unknown))}")
+    if args.dashboard:
+        kinds = [x for k in kinds for x in ((k, k + DASHBOARD) if k != "plain" else (k,))]
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
 
@@ -271,6 +328,8 @@ def main() -> int:
               "focuscrawl-learned-stay": "focuscrawl learned, no exploration",
               "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
     for kind in kinds:
+        if kind.endswith(DASHBOARD):
+            labels[kind] = labels[kind.removesuffix(DASHBOARD)] + ", dashboard"
         rate = statistics.median(x["rate"] for x in results[kind])
         pages = statistics.median(x["page_rate"] for x in results[kind])
         resp = statistics.median(x["responses"] for x in results[kind])
@@ -307,6 +366,19 @@ def main() -> int:
               f"{med(st, 'downloads'):.0f} against {med(b, 'downloads'):.0f}: the rest of the "
               f"default's cost is exploring hosts it has not reached (most of those docweb "
               f"links to are off it: a robots.txt fetch and its retry each)")
+    for kind in kinds:
+        if not kind.endswith(DASHBOARD):
+            continue
+        off = kind.removesuffix(DASHBOARD)
+        ratios = [on["page_rate"] / o["page_rate"]
+                  for on, o in zip(results[kind], results[off], strict=True)]
+        cpu_on = med(kind, "cpu") / med(kind, "responses")
+        cpu_off = med(off, "cpu") / med(off, "responses")
+        print(f"dashboard on / off, {labels[off]}: pages (2xx)/s "
+              f"{med(kind, 'page_rate') / med(off, 'page_rate'):.3f} (per round: "
+              f"{', '.join(f'{r:.3f}' for r in ratios)}), CPU ms/page {1000 * cpu_on:.2f} "
+              f"against {1000 * cpu_off:.2f} ({cpu_on / cpu_off:.3f}); status.json and "
+              f"/metrics read {med(kind, 'viewed'):.0f} times a run")
     print("links/page: requests the spider produced per response (before the scheduler's "
           "de-duplication; focuscrawl's spider makes none for a link its crawl order ignores, "
           "stat focus/links/known); the crawlers fetch different pages in different orders, so "

@@ -147,6 +147,32 @@ def test_tracker_keeps_the_best_pages_and_counts_per_server() -> None:
     assert t.harvest.points[-1] == (6, 4)
 
 
+def test_insight_tells_the_queue_and_what_the_learned_order_learnt() -> None:
+    from focuscrawl.core.frontier import make_frontier
+
+    from .test_learned import hidden_web, virtual_crawl
+
+    web = hidden_web()
+    frontier = make_frontier("learned", keywords="glacier", learn_every=5)
+    order = virtual_crawl(frontier, web, ["http://portal.test/"], limit=120)
+    seen = frontier.insight()
+    assert (seen["strategy"], seen["memory"], seen["disk"]) == ("learned", len(frontier), 0)
+    assert sum(seen["priorities"]["counts"]) == len(frontier)
+    learnt = seen["learned"]
+    # the anchor words that lead to the glacier pages ("moraine field notes") are learnt
+    assert any("a:moraine" in w["word"] for w in learnt["positive"]), learnt["positive"]
+    assert all(w["weight"] > 0 for w in learnt["positive"])
+    assert all(w["weight"] < 0 for w in learnt["negative"])
+    assert learnt["profile"][0]["term"] == "glacier"
+    picks = [h["picks"] for h in learnt["bandit"]["hosts"]]  # the 12 most picked hosts
+    assert picks == sorted(picks, reverse=True) and 0 < sum(picks) <= learnt["bandit"]["picks"]
+    assert len(order) == 120 and frontier.insight() == seen  # read only
+    best = make_frontier("best-first")
+    virtual_crawl(best, web, ["http://portal.test/"], limit=50)
+    assert "learned" not in best.insight() and sum(
+        best.insight()["priorities"]["counts"]) == len(best)
+
+
 def test_the_page_needs_no_network() -> None:
     html = page().decode()
     assert not re.search(r"<script[^>]+src|<link|@import|url\(|<img", html, re.I)

@@ -430,9 +430,9 @@ class Learned(Frontier):
         scorer = self.scorer
         model = scorer.model
         w = model.w
-        k = min(top, len(w))
-        high = np.argpartition(-w, k - 1)[:k]
-        low = np.argpartition(w, k - 1)[:k]
+        k = min(top, len(w) // 2)
+        ends = np.argpartition(w, (k, len(w) - k - 1))  # one pass for both ends
+        low, high = ends[:k], ends[len(w) - k:]
         names = scorer.featurizer.tokens_of({int(c) for c in (*high, *low)})
 
         def words(cols: np.ndarray, sign: float) -> list[dict[str, Any]]:

@@ -1,11 +1,11 @@
 """The dashboard's ``/status.json``: one dict built from the tracker, the scheduler, the
 politeness state and the crawl's stats, at most as often as it is cheap to.
 
-Building it walks every server and asks the frontier for its :meth:`insight` (a sample of
-the queue, the learned weights): O(servers + sample), never per page.  It is cached, and
-built again only once ``max(min_age, cost_factor x the last build's time)`` has passed, so
-that however often the page, several tabs or a scraper ask, the crawl spends at most about
-1/cost_factor of its time on them.
+Building it walks every server: O(servers), never per page.  It is cached, and built again
+only once ``max(min_age, cost_factor x the last build's time)`` has passed; the frontier's
+:meth:`insight` (a sample of the queue, the learned weights: the costliest part) is asked
+at most every ``insight_age`` seconds the same way.  However often the page, several tabs
+or a scraper ask, the crawl spends at most about 1/cost_factor of its time on them.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ class StatusBuilder:
     """Builds and caches the status dict (see the module docstring)."""
 
     def __init__(self, crawler: Crawler, tracker: Tracker, *, min_age: float = 1.0,
-                 cost_factor: float = 50.0, clock: Callable[[], float] = time.monotonic,
+                 insight_age: float = 5.0, cost_factor: float = 50.0,
+                 clock: Callable[[], float] = time.monotonic,
                  cluster: Callable[[], dict[str, Any] | None] | None = None) -> None:
         self.crawler = crawler
         self.tracker = tracker
@@ -94,6 +95,9 @@ class StatusBuilder:
         self.clock = clock
         self.cluster = cluster  # the distributed crawl's figures (None: single process)
         self.settings = shown_settings(crawler.settings)
+        self.insight_age = insight_age
+        self._insight_cache: dict[str, Any] | None = None
+        self._insight_due = 0.0
         self._cached: dict[str, Any] | None = None
         self._due = 0.0
         self.final: dict[str, Any] | None = None  # set once the crawl closed
@@ -111,6 +115,7 @@ class StatusBuilder:
 
     def finish(self, reason: str) -> dict[str, Any]:
         """The last figures, built now and served from then on."""
+        self._insight_cache = None
         status = self.build()
         status["state"] = "finished"
         status["finish_reason"] = reason
@@ -126,6 +131,20 @@ class StatusBuilder:
         from focuscrawl.seam.services import FocusServices
 
         return self.crawler.get_extension(FocusServices)
+
+    def _insight(self, frontier: Any) -> dict[str, Any] | None:
+        """``frontier.insight()``: the frontier's costliest part (a sample of its queue, the
+        learned weights), asked again only once ``max(insight_age, cost_factor x its cost)``
+        has passed."""
+        insight = getattr(frontier, "insight", None)
+        if insight is None:
+            return None
+        now = self.clock()
+        if self._insight_cache is None or now >= self._insight_due:
+            self._insight_cache = insight()
+            cost = self.clock() - now
+            self._insight_due = now + max(self.insight_age, self.cost_factor * cost)
+        return self._insight_cache
 
     def _topic(self) -> str:
         """The spider's keywords (``-a keywords``), else FOCUS_KEYWORDS."""
@@ -158,9 +177,10 @@ class StatusBuilder:
         statuses = {k.rsplit("/", 1)[1]: v for k, v in stats.items()
                     if k.startswith("downloader/response_status_count/")}
         servers, busy, total = self._servers()
-        insight = getattr(frontier, "insight", None) if cluster is None else None
-        order = insight() if insight is not None else None
-        learned = order.pop("learned", None) if order is not None else None
+        order = self._insight(frontier) if cluster is None else None
+        learned = order.get("learned") if order is not None else None
+        if order is not None:
+            order = {k: v for k, v in order.items() if k != "learned"}
         return {
             "version": 1,
             "topic": self._topic(),

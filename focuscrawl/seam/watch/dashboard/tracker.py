@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +68,6 @@ class Tracker:
         self.pages = 0
         self.relevant = 0
         self.downloads = 0
-        self.statuses: Counter[int] = Counter()
         self.harvest = Series(points)  # (pages, relevant)
         self.timeline = Series(points)  # (seconds since start, pages, relevant)
         self.interval = interval  # seconds between two timeline samples (Series thins them)
@@ -105,7 +103,6 @@ class Tracker:
     def download(self, server: str, url: str, status: int) -> None:
         """A response came back (any status)."""
         self.downloads += 1
-        self.statuses[status] += 1
         counts = self.server(server)
         counts.downloads += 1
         counts.last_url = url

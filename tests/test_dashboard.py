@@ -30,6 +30,8 @@ from focuscrawl.seam.watch.dashboard import parse_address
 from focuscrawl.seam.watch.dashboard.tracker import Series, Tracker
 from focuscrawl.seam.watch.dashboard.web import loopback, page
 
+from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
+
 ROOT = Path(__file__).resolve().parent.parent
 KEYWORDS = "regular expression pattern match"
 WAIT = 180.0  # seconds any one expected event may take on a loaded machine (never slept)
@@ -40,13 +42,14 @@ STATS_BLOCK = re.compile(r"Dumping Scrapy stats:\n(\{.*?\})\n\d{4}-\d\d-\d\d ", 
 class Crawl:
     """``scrapy crawl topic`` of the demo web in a subprocess, its log read as it comes."""
 
-    def __init__(self, proxy: str, tmp_path: Path, *settings: str, pages: int = 40) -> None:
-        env = {k: v for k, v in os.environ.items()
-               if k.lower() not in ("http_proxy", "https_proxy", "no_proxy")}
+    def __init__(self, proxy: str, tmp_path: Path, *settings: str, pages: int = 40,
+                 env: dict[str, str] | None = None) -> None:
+        env = {**{k: v for k, v in os.environ.items()
+                  if k.lower() not in ("http_proxy", "https_proxy", "no_proxy")}, **(env or {})}
         env["http_proxy"] = proxy
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={KEYWORDS}",
                "-a", f"seeds={SEEDS[0]}", "-a", f"max_pages={pages}", "-s", "LOG_LEVEL=INFO",
-               "-O", str(tmp_path / "items.jsonl")]
+               "-O", str(tmp_path / f"items-{id(self)}.jsonl")]
         for setting in settings:
             cmd += ["-s", setting]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
@@ -313,3 +316,30 @@ def test_with_a_token_every_request_without_it_gets_401(
         assert json.loads(body)["settings"]["FOCUS_DASHBOARD_TOKEN"] == "(set)"
     finally:
         crawl.close()
+
+
+def test_a_distributed_worker_shows_the_cluster_beside_itself(
+        demo_web: ServerProcess, redis_server, tmp_path: Path) -> None:
+    env = {"SCRAPY_SETTINGS_MODULE": "settings.distributed"}
+    common = ("FOCUS_DASHBOARD=127.0.0.1:0", "FOCUS_DASHBOARD_LINGER=600", "FOCUS_DELAY=0.2",
+              f"REDIS_URL={redis_server.url}", "FOCUS_REDIS_KEY=dash:")
+    workers = [Crawl(demo_web.proxy_url, tmp_path, *common, pages=40, env=env)
+               for _ in range(2)]
+    try:
+        urls = [w.address() for w in workers]
+        finals = [w.final_stats() for w in workers]  # both crawls have ended
+        own = [int(f.get("focus/relevant_pages", 0)) for f in finals]
+        assert int(redis_server.client().hget("dash:dashboard", "relevant")) == sum(own)
+        for url, stats in zip(urls, finals, strict=True):
+            st = json.loads(get(url + "status.json")[1])
+            cluster = st["cluster"]
+            assert st["state"] == "finished" and st["relevant"] == stats["focus/relevant_pages"]
+            assert st["pages"] <= cluster["pages"] <= 40 and cluster["max_pages"] == 40
+            assert st["relevant"] <= cluster["relevant"] <= sum(own)
+            assert st["queued"] == cluster["queued"] and st["frontier"] is None
+            m = samples(get(url + "metrics")[1])
+            assert m[("focuscrawl_cluster_pages_total", ())] == cluster["pages"]
+            assert m[("focuscrawl_cluster_relevant_pages_total", ())] == cluster["relevant"]
+    finally:
+        for w in workers:
+            w.close()

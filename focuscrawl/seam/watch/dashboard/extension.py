@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor, task
+from twisted.internet import task
 from twisted.internet.error import CannotListenError
 
 from focuscrawl.core.urls import host as host_of
@@ -103,6 +103,8 @@ class Dashboard:
 
     # -- the crawl's life -------------------------------------------------------------------
     def spider_opened(self, spider: Spider) -> None:
+        from twisted.internet import reactor  # the one Scrapy installed (not at import time)
+
         if self.error is None:
             resource = DashboardResource(self.status.get, lambda: exposition(self.registry),
                                          self.token)
@@ -127,6 +129,8 @@ class Dashboard:
 
     def _refuse(self, message: str) -> None:
         """One line, the start-error stat (``scrapy crawl`` exits 1), and the crawl closes."""
+        from twisted.internet import reactor
+
         logger.error("focuscrawl: %s", message)
         self.crawler.stats.set_value(START_ERROR_STAT, message)
         reactor.callLater(0, scrapy_engine.close, self.crawler, "dashboard_refused")
@@ -144,6 +148,8 @@ class Dashboard:
             return
         listening, self.listening = self.listening, None
         if self.linger > 0:
+            from twisted.internet import reactor
+
             logger.info("Dashboard: serving the final figures for %gs", self.linger)
             await maybe_deferred_to_future(task.deferLater(reactor, self.linger, lambda: None))
         stopped = listening.stopListening()

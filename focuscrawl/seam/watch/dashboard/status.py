@@ -119,6 +119,9 @@ class StatusBuilder:
         status = self.build()
         status["state"] = "finished"
         status["finish_reason"] = reason
+        for row in status["servers"]:  # nothing waits any more
+            if row["state"] in ("busy", "waiting", "held"):
+                row["state"], row["next_in"] = "idle", 0.0
         self.final = status
         return status
 

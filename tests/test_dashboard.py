@@ -151,7 +151,7 @@ def test_tracker_keeps_the_best_pages_and_counts_per_server() -> None:
 
 
 def test_insight_tells_the_queue_and_what_the_learned_order_learnt() -> None:
-    from focuscrawl.core.frontier import make_frontier
+    from focuscrawl.core.orders import make_frontier
 
     from .test_learned import hidden_web, virtual_crawl
 

@@ -22,6 +22,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 from twisted.internet.error import CannotListenError
 
+from focuscrawl import config
 from focuscrawl.core.urls import host as host_of
 from focuscrawl.seam import engine as scrapy_engine
 from focuscrawl.seam import signals as focus_signals
@@ -71,7 +72,7 @@ class Dashboard:
                           "FOCUS_DASHBOARD_TOKEN to serve it there (every request then needs "
                           "the token), or listen on 127.0.0.1")
         s = crawler.settings
-        self.tracker = Tracker(s.getfloat("FOCUS_RELEVANT_SCORE", 0.1))
+        self.tracker = Tracker(config.get(s, "FOCUS_RELEVANT_SCORE"))
         self.status = StatusBuilder(crawler, self.tracker, cluster=self._cluster)
         self.registry = registry_for(self.status.get)
         self.listening: IListeningPort | None = None
@@ -88,11 +89,11 @@ class Dashboard:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Dashboard:
         s = crawler.settings
-        address = (s.get("FOCUS_DASHBOARD") or "").strip()
+        address = config.get(s, "FOCUS_DASHBOARD").strip()
         if not address:
             raise NotConfigured
-        token = s.get("FOCUS_DASHBOARD_TOKEN") or ""
-        linger = s.getfloat("FOCUS_DASHBOARD_LINGER", 0.0)
+        token = config.get(s, "FOCUS_DASHBOARD_TOKEN")
+        linger = config.get(s, "FOCUS_DASHBOARD_LINGER")
         try:
             host, port = parse_address(address)
         except ValueError as e:

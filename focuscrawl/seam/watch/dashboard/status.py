@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from focuscrawl import config
 from focuscrawl.seam.watch.dashboard.tracker import Tracker
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class StatusBuilder:
         words = getattr(args, "keywords", None)
         if words:
             return ", ".join(map(str, words))
-        return str(self.crawler.settings.get("FOCUS_KEYWORDS") or "")
+        return str(config.get(self.crawler.settings, "FOCUS_KEYWORDS"))
 
     def build(self) -> dict[str, Any]:
         self.builds += 1
@@ -197,7 +198,7 @@ class StatusBuilder:
             "harvest_rate": float(harvest),
             "queued": int(queued),
             "max_pages": int((progress or cluster or {}).get("max_pages", 0)
-                             or self.crawler.settings.getint("FOCUS_MAX_PAGES", 0)),
+                             or config.get(self.crawler.settings, "FOCUS_MAX_PAGES")),
             "hot": int((progress or {}).get("hot", stats.get("focus/pages_hot", 0)) or 0),
             "scored": t.pages,
             "downloads": int(stats.get("downloader/response_count", 0)),

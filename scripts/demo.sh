@@ -26,8 +26,11 @@ proxy=$(grep -o "http://127.0.0.1:[0-9]*" "$serve_out" | head -n 1)
 seeds=$(.venv/bin/python -m focuscrawl.demo seeds | paste -sd, -)
 echo "demo: demo web on $proxy; crawling for \"$KEYWORDS\" with $STRATEGY, $MAX_PAGES pages"
 
-# The focused crawl's extra settings: the live dashboard is switched on here.
-FOCUSED_SETTINGS=()
+# The focused crawl's live dashboard, on a free loopback port (DEMO_LINGER=30 keeps it up 30 s
+# after the crawl ends, to look around).
+dash_port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+FOCUSED_SETTINGS=(-s "FOCUS_DASHBOARD=127.0.0.1:$dash_port" -s "FOCUS_DASHBOARD_LINGER=${DEMO_LINGER:-0}")
+echo "demo: watch the focused crawl live at http://127.0.0.1:$dash_port/"
 
 export http_proxy=$proxy https_proxy=$proxy
 crawl() {  # crawl STRATEGY OUTPUT [scrapy options...]

@@ -1,11 +1,12 @@
 """FocusPriorityQueue: a focuscrawl crawl order inside Scrapy's *default* scheduler.
 
     SCHEDULER = "scrapy.core.scheduler.Scheduler"
-    SCHEDULER_PRIORITY_QUEUE = "focuscrawl.seam.pqueues.FocusPriorityQueue"
+    SCHEDULER_PRIORITY_QUEUE = "focuscrawl.pqueues.FocusPriorityQueue"
 
 For projects that keep Scrapy's scheduler (or a subclass of it): requests are ordered by the
-``FOCUS_STRATEGY`` frontier and handed out per server as FocusScheduler does.  What it cannot do
-is what Scrapy's scheduler hides from a queue: its dupefilter drops a rediscovered URL before the
+``FOCUS_STRATEGY`` frontier; politeness is then Scrapy's downloader slots (``DOWNLOAD_DELAY``,
+``CONCURRENT_REQUESTS_PER_DOMAIN``), since a queue never learns when a download ends.  What it
+cannot do is what Scrapy's scheduler hides from a queue: its dupefilter drops a rediscovered URL before the
 queue sees it, so there is no promotion by a second, better link (the link-graph promotions of
 ``cho-distance`` still happen when a page turns out hot).  FocusScheduler has none of these
 limits; this class is the compatible path.

@@ -8,8 +8,8 @@ For projects that keep Scrapy's scheduler (or a subclass of it): requests are or
 ``CONCURRENT_REQUESTS_PER_DOMAIN``), since a queue never learns when a download ends.  What it
 cannot do is what Scrapy's scheduler hides from a queue: its dupefilter drops a rediscovered URL
 before the queue sees it, so there is no promotion by a second, better link (the link-graph
-promotions of ``cho-distance`` still happen when a page turns out hot).  FocusScheduler has none of these
-limits; this class is the compatible path.
+promotions of ``cho-distance`` still happen when a page turns out hot).
+FocusScheduler has none of these limits; this class is the compatible path.
 
 Set alone (no add-on), it needs nothing else of focuscrawl: without keywords the default learned
 order falls back to best-first, and settings it cannot use end the crawl with one line and a

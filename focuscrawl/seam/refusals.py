@@ -16,20 +16,31 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
 
+class SayOnce:
+    """The first refusal of each reason said at INFO; the caller counts every one (a guard
+    that batches its counts, as the link filter does, keeps doing so)."""
+
+    def __init__(self, guard: str, log: logging.Logger) -> None:
+        self.guard = guard
+        self.log = log
+        self._said: set[str] = set()
+
+    def __call__(self, reason: str, url: str, stat: str) -> None:
+        if reason not in self._said:
+            self._said.add(reason)
+            self.log.info("Refused %s (%s, %s); further refusals for this reason are only "
+                          "counted, in %s", url[:200], reason, self.guard, stat)
+
+
 class Refusals:
     def __init__(self, stats: StatsCollector, prefix: str, guard: str,
                  log: logging.Logger) -> None:
         self.stats = stats
-        self.log = log
         self.prefix = prefix
-        self.guard = guard
-        self._said: set[str] = set()
+        self.say = SayOnce(guard, log)
 
     def refused(self, reason: str, url: str) -> None:
         """Count one refusal; say the first of each reason."""
         name = f"{self.prefix}/{reason}"
         self.stats.inc_value(name)
-        if reason not in self._said:
-            self._said.add(reason)
-            self.log.info("Refused %s (%s, %s); further refusals for this reason are only "
-                        "counted, in %s", url[:200], reason, self.guard, name)
+        self.say(reason, url, name)

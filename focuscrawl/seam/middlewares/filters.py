@@ -35,6 +35,7 @@ from scrapy.spidermiddlewares.base import BaseSpiderMiddleware
 from focuscrawl.config import FilterOptions
 from focuscrawl.core.traps import ServerCap, UrlRules, is_near
 from focuscrawl.seam.meta import LEASE, LINK
+from focuscrawl.seam.refusals import SayOnce
 from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         if rules is None:
             raise NotConfigured
         self.stats = crawler.stats
+        self.say = SayOnce("trap and junk filter on outlinks", logger)
         self.rules = rules
         o = FilterOptions.from_settings(crawler.settings)
         self.cap = ServerCap(o.max_pages_per_server)
@@ -125,7 +127,7 @@ class LinkFilterMiddleware(BaseSpiderMiddleware):
         if reason is None:
             return request
         self._filtered[reason] += 1
-        logger.debug("Filtered (%s): %s", reason, request.url)
+        self.say(reason, request.url, f"focus/filtered/{reason}")
         return None
 
     def _reason(self, request: Request, response: Response) -> str | None:
@@ -176,6 +178,7 @@ class GateMiddleware:
         if self.rules is None and self.dirs is None:
             raise NotConfigured
         self.stats = crawler.stats
+        self.say = SayOnce("gate before download", logger)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> GateMiddleware:
@@ -190,9 +193,11 @@ class GateMiddleware:
             if reason is not None:
                 self.stats.inc_value(f"focus/filtered/{reason}")
                 self.stats.inc_value("focus/filtered/redirect_targets")
+                self.say(f"redirect to {reason}", request.url, f"focus/filtered/{reason}")
                 raise IgnoreRequest(f"redirect to a filtered URL ({reason})")
         if self.dirs is not None and LEASE in meta and self.dirs.is_rejected(request.url):
             self.stats.inc_value("focus/filtered/irrelevant_dir_queued")
+            self.say("irrelevant directory", request.url, "focus/filtered/irrelevant_dir_queued")
             self.dirs.dropped.add(hash(request.url))
             raise IgnoreRequest("irrelevant directory")
         return None

@@ -62,6 +62,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from focuscrawl import config
 from focuscrawl.core.urls import URL_CACHE_SIZE
 from focuscrawl.seam.meta import ROBOTS, ROBOTS_WAIT, SERVER
+from focuscrawl.seam.refusals import SayOnce
 from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
@@ -320,6 +321,7 @@ class RobotsCache:
         s = crawler.settings
         self.source = source
         self.stats = crawler.stats
+        self.say = SayOnce("robots.txt", logger)
         self.user_agent: str = s.get("ROBOTSTXT_USER_AGENT") or s.get("USER_AGENT") or "*"
         self.max_holds = config.get(s, "FOCUS_ROBOTSTXT_HOLDS")
         services = FocusServices.of(crawler, self)
@@ -355,7 +357,7 @@ class RobotsCache:
                 raise RobotsWait(request.replace(dont_filter=True))
             reason = "unreachable" if rules.kind == DISALLOW_ALL else "disallowed"
             self.stats.inc_value(f"focus/robots/{reason}")
-            logger.debug("Forbidden by robots.txt (%s): %s", reason, request)
+            self.say(reason, request.url, f"focus/robots/{reason}")
             raise IgnoreRequest(f"robots.txt: {reason}")
         return None
 

@@ -28,7 +28,12 @@ from focuscrawl.core.orders import capabilities
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.arguments import ArgumentError, CrawlArguments, parse_arguments
+from focuscrawl.seam.arguments import (
+    ArgumentError,
+    CrawlArguments,
+    SpiderArguments,
+    parse_arguments,
+)
 from focuscrawl.seam.meta import LINK, ORDER
 from focuscrawl.seam.output.items import ExplainedPageItem, PageItem
 from focuscrawl.seam.records import is_html, request_key
@@ -59,21 +64,27 @@ class TopicSpider(scrapy.Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.raw_arguments = {
+        # what focuscrawl's components read of this spider (focuscrawl.seam.arguments)
+        self.focus_arguments = SpiderArguments(raw={
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
             "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
             "reorder": reorder, "render": render, "examples": examples,
-        }
-        self.args: CrawlArguments | None = None
-        self.argument_error: str | None = None
+        })
         self.topic: Topic | None = None
-        self.focus_options: dict[str, Any] = {}
         self.pages = 0
         self.relevant = 0
         self.learning = False  # the crawl order learns from page digests (set in _configure)
         # the outlinks the crawl order would ignore, dropped before a Request is built (the
         # crawl's FocusServices part, found at start: extensions are built after the spider)
         self.known_urls: KnownUrls | None = None
+
+    @property
+    def args(self) -> CrawlArguments | None:
+        return self.focus_arguments.parsed
+
+    @property
+    def argument_error(self) -> str | None:
+        return self.focus_arguments.error
 
     @classmethod
     def update_settings(cls, settings: Any) -> None:
@@ -96,28 +107,28 @@ class TopicSpider(scrapy.Spider):
     def _configure(self) -> None:
         """Validate arguments; on error remember one line for start() to report."""
         s = self.settings
-        raw = dict(self.raw_arguments)
+        published = self.focus_arguments
+        raw = dict(published.raw)
         if raw["keywords"] is None and config.get(s, "FOCUS_KEYWORDS"):
             raw["keywords"] = config.get(s, "FOCUS_KEYWORDS")
         if raw["seeds"] is None and config.get(s, "FOCUS_SEEDS"):
             raw["seeds"] = config.get(s, "FOCUS_SEEDS")
         try:
-            self.args = parse_arguments(**raw)
-            if not self.args.seeds:
+            args = parse_arguments(**raw)
+            if not args.seeds:
                 raise ArgumentError("no seed URLs: give -a seeds=URL[,URL...] or a file of URLs")
             self.topic = Topic(
-                self.args.keywords,
+                args.keywords,
                 hot_body_count=config.get(s, "FOCUS_HOT_BODY_COUNT"),
                 use_idf=config.get(s, "FOCUS_IDF"),
             )
         except ArgumentError as e:
-            self.argument_error = str(e)
-            self.focus_options = {}
+            published.error = str(e)
             return
-        self.focus_options = dict(self.args.frontier)
-        strategy = self.focus_options.get("strategy") or config.get(s, "FOCUS_STRATEGY")
+        published.parsed = args
+        strategy = published.frontier.get("strategy") or config.get(s, "FOCUS_STRATEGY")
         self.learning = capabilities(strategy).learns
-        self.allowed_domains = self.args.allowed_domains or None
+        self.allowed_domains = args.allowed_domains or None
         self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
 
     async def start(self) -> AsyncIterator[scrapy.Request]:

@@ -19,6 +19,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.seam.arguments import SpiderArguments
 from focuscrawl.seam.render import (
     MIDDLEWARE,
     PLAYWRIGHT_HANDLER,
@@ -139,7 +140,7 @@ def test_middleware_marks_only_the_listed_domains() -> None:
 
 def test_spider_mode_reads_scrapyd_strings() -> None:
     class Topicish:
-        raw_arguments = {"render": " JS "}
+        focus_arguments = SpiderArguments(raw={"render": " JS "})
 
     class Other:
         render = "none"

@@ -26,6 +26,33 @@ class CrawlArguments:
     render: str = ""  # "" (never) or "js" (render every page with a browser)
 
 
+@dataclass
+class SpiderArguments:
+    """What a spider tells focuscrawl's components about its arguments, published as one
+    attribute (:data:`ATTRIBUTE`) and read through :func:`arguments_of` only: the scheduler,
+    the priority queue, the guards, rendering and the dashboard ask this, never the spider's
+    own attributes.  A spider of another project publishes none."""
+
+    raw: dict[str, Any] = field(default_factory=dict)  # as given (-a name=value: strings)
+    parsed: CrawlArguments | None = None  # None until validated, or when invalid
+    error: str | None = None  # one line, when the arguments are invalid
+
+    @property
+    def frontier(self) -> dict[str, Any]:
+        """The crawl order's options the arguments override (strategy, max_pages, ...)."""
+        return dict(self.parsed.frontier) if self.parsed is not None else {}
+
+
+#: the spider attribute that holds its :class:`SpiderArguments`
+ATTRIBUTE = "focus_arguments"
+
+
+def arguments_of(spider: Any) -> SpiderArguments | None:
+    """The arguments ``spider`` published, or None (no spider, or another project's)."""
+    value = getattr(spider, ATTRIBUTE, None)
+    return value if isinstance(value, SpiderArguments) else None
+
+
 def _int(name: str, value: Any, minimum: int) -> int:
     try:
         number = int(str(value).strip())

@@ -17,6 +17,7 @@ from scrapy.settings import get_settings_priority
 
 from focuscrawl import config
 from focuscrawl.core.learned import examples_defaults
+from focuscrawl.seam.arguments import arguments_of
 
 #: FOCUS_FRONTIER_MEMORY's default (docs/benchmarks.md has the measurement behind it)
 FRONTIER_MEMORY: int = config.default("FOCUS_FRONTIER_MEMORY")
@@ -54,12 +55,14 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
     # the papers' sequential crawler keeps Pant's batch barrier exactly
     options["work_conserving"] = not (config.get(settings, "FOCUS_STRICT_ORDER")
                                       or config.get(settings, "FOCUS_BEST_N_BARRIER"))
-    args = getattr(spider, "args", None)
+    published = arguments_of(spider)
+    args = published.parsed if published is not None else None
     if args is not None:
         options["keywords"] = list(args.keywords)
     elif config.get(settings, "FOCUS_KEYWORDS"):
         options["keywords"] = config.get(settings, "FOCUS_KEYWORDS")
-    options.update(getattr(spider, "focus_options", None) or {})
+    if published is not None:
+        options.update(published.frontier)
     # the learned order's defaults, stated (a JOBDIR compares the options it started with)
     for name, value in examples_defaults(bool(options["examples"])).items():
         if options[name] is None:
@@ -74,9 +77,10 @@ def strategy_without_keywords(settings: BaseSettings, spider: Any = None) -> str
     spider of another project that has no keywords (and did not ask for the learned order)
     gets best-first, with a warning; asking for it without keywords is an error
     (NotConfigured)."""
-    if getattr(spider, "argument_error", None):
+    published = arguments_of(spider)
+    if published is not None and published.error:
         return "breadth-first"  # nothing is fetched: the spider closes at start
-    chosen = ("strategy" in (getattr(spider, "focus_options", None) or {})
+    chosen = ("strategy" in (published.frontier if published is not None else {})
               or (settings.getpriority("FOCUS_STRATEGY") or 0) > get_settings_priority("project"))
     if chosen:
         raise NotConfigured("the learned strategy needs keywords: give the spider "

@@ -29,6 +29,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import config
+from focuscrawl.seam.arguments import arguments_of
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -76,7 +77,8 @@ def spider_mode(spider: Spider | None) -> str | None:
     """The render mode a spider was started with (``-a render=js|none``), or None if not given."""
     if spider is None:
         return None
-    raw = getattr(spider, "raw_arguments", {}).get("render")  # the topic spider keeps them here
+    published = arguments_of(spider)
+    raw = published.raw.get("render") if published is not None else None
     if raw is None:
         raw = getattr(spider, "render", None)  # any other spider: Scrapy sets -a name=value
     if not isinstance(raw, str):

@@ -52,7 +52,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 
 from focuscrawl import config
-from focuscrawl.seam.arguments import ArgumentError, parse_seeds
+from focuscrawl.seam.arguments import ArgumentError, arguments_of, parse_seeds
 from focuscrawl.seam.meta import ROBOTS
 from focuscrawl.seam.refusals import Refusals
 
@@ -165,8 +165,9 @@ class PrivateAddressMiddleware:
         self.stats.set_value("focus/safety/block_private", int(self.active))
 
     def _seeds(self, spider: Spider) -> list[str]:
-        args = getattr(spider, "args", None)
-        seeds = list(getattr(args, "seeds", None) or [])
+        published = arguments_of(spider)
+        args = published.parsed if published is not None else None
+        seeds = list(args.seeds) if args is not None else []
         if not seeds:
             try:  # a list, a comma-separated string or a file of URLs, as the spider reads it
                 seeds = parse_seeds(config.get(self.crawler.settings, "FOCUS_SEEDS") or None)

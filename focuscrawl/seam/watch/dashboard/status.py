@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from focuscrawl import config
+from focuscrawl.seam.arguments import arguments_of
 from focuscrawl.seam.watch.dashboard.tracker import Tracker
 
 if TYPE_CHECKING:
@@ -152,8 +153,8 @@ class StatusBuilder:
 
     def _topic(self) -> str:
         """The spider's keywords (``-a keywords``), else FOCUS_KEYWORDS."""
-        args = getattr(getattr(self.crawler, "spider", None), "args", None)
-        words = getattr(args, "keywords", None)
+        published = arguments_of(getattr(self.crawler, "spider", None))
+        words = published.parsed.keywords if published and published.parsed else None
         if words:
             return ", ".join(map(str, words))
         return str(config.get(self.crawler.settings, "FOCUS_KEYWORDS"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable
+from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 import numpy as np
 from xxhash import xxh3_64_intdigest
@@ -27,6 +28,9 @@ from xxhash import xxh3_64_intdigest
 _MIN_CAPACITY = 1024
 _MAX_LOAD = 0.75  # linear probing stays short below this (expected miss: ~8.5 probes at 0.75)
 _GROWTH = 1.5
+
+V = TypeVar("V", int, float)  # a FingerprintMap's values: int for typecodes "q" and "Q"
+TypeCode = Literal["d", "q", "Q"]
 
 
 def fingerprint(url: str) -> int:
@@ -177,7 +181,7 @@ class FingerprintSet:
             self._len += 1
 
 
-class FingerprintMap(FingerprintSet):
+class FingerprintMap(FingerprintSet, Generic[V]):
     """URL -> number, keyed by the URL's 8-byte fingerprint: no URL string is kept.
 
     What a crawl remembers of every page it fetched (its score, its relevance label, the page
@@ -185,34 +189,50 @@ class FingerprintMap(FingerprintSet):
     whole crawl (bench/scale.py's census: ~380 bytes a page fetched in six of them).  Here a
     page costs its fingerprint and its value in two parallel tables, 16 bytes at most at the
     table's load: 21-32 bytes.  ``typecode`` is the values' ``array`` type ("d": a float,
-    "Q": another URL's fingerprint, "q": an integer).  Same collision caveat as the set.
+    "Q": another URL's fingerprint, "q": an integer): a ``FingerprintMap[float]`` for "d",
+    a ``FingerprintMap[int]`` for the other two.  Same collision caveat as the set.
     """
 
     __slots__ = ("_values", "_typecode")
+    _values: array[V]
 
-    def __init__(self, typecode: str = "d", items: Iterable[tuple[str, float]] = ()) -> None:
+    @overload
+    def __init__(self: FingerprintMap[float], typecode: Literal["d"] = "d",
+                 items: Iterable[tuple[str, float]] = ()) -> None: ...
+    @overload
+    def __init__(self: FingerprintMap[int], typecode: Literal["q", "Q"],
+                 items: Iterable[tuple[str, int]] = ()) -> None: ...
+    def __init__(self, typecode: TypeCode = "d", items: Iterable[tuple[str, Any]] = ()) -> None:
         self._typecode = typecode
         super().__init__()
         for url, value in items:
             self[url] = value
 
-    def get(self, url: str, default: float | None = None) -> float | None:
+    @overload
+    def get(self, url: str, default: None = None) -> V | None: ...
+    @overload
+    def get(self, url: str, default: V) -> V: ...
+    def get(self, url: str, default: V | None = None) -> V | None:
         return self.get_fp(fingerprint(url), default)
 
-    def get_fp(self, fp: int, default: float | None = None) -> float | None:
+    @overload
+    def get_fp(self, fp: int, default: None = None) -> V | None: ...
+    @overload
+    def get_fp(self, fp: int, default: V) -> V: ...
+    def get_fp(self, fp: int, default: V | None = None) -> V | None:
         i = self._probe(fp)
         return self._values[i] if self._table[i] else default
 
-    def __getitem__(self, url: str) -> float:
+    def __getitem__(self, url: str) -> V:
         value = self.get(url)
         if value is None:
             raise KeyError(url)
         return value
 
-    def __setitem__(self, url: str, value: float) -> None:
+    def __setitem__(self, url: str, value: V) -> None:
         self.set_fp(fingerprint(url), value)
 
-    def set_fp(self, fp: int, value: float) -> None:
+    def set_fp(self, fp: int, value: V) -> None:
         i = self._probe(fp)
         self._values[i] = value
         if not self._table[i]:
@@ -232,19 +252,30 @@ class FingerprintMap(FingerprintSet):
         return self._capacity * (8 + self._values.itemsize)
 
     # -- persistence -----------------------------------------------------------------------
-    def to_state(self) -> tuple[str, bytes, bytes]:
+    def to_state(self) -> tuple[TypeCode, bytes, bytes]:
         """(typecode, fingerprints, values): the keys sorted, each with its value."""
         keys, values = self._items()
         return (self._typecode, keys.astype("<u8").tobytes(), values.tobytes())
 
+    @overload
     @classmethod
     def from_state(cls, state: tuple[str, bytes, bytes] | dict[str, float],
-                   typecode: str = "d") -> FingerprintMap:
-        """A map from :meth:`to_state`, or from a dict of URLs (a snapshot from before)."""
+                   typecode: Literal["d"] = "d") -> FingerprintMap[float]: ...
+    @overload
+    @classmethod
+    def from_state(cls, state: tuple[str, bytes, bytes] | dict[str, int],
+                   typecode: Literal["q", "Q"]) -> FingerprintMap[int]: ...
+    @classmethod
+    def from_state(cls, state: tuple[str, bytes, bytes] | dict[str, Any],
+                   typecode: TypeCode = "d") -> FingerprintMap[Any]:
+        """A map from :meth:`to_state`, or from a dict of URLs (a snapshot from before).
+
+        ``typecode``: the values' type, that of the dict; a state from :meth:`to_state`
+        carries its own (the same: its map was made by the same caller)."""
         if isinstance(state, dict):
             return cls(typecode, state.items())
         code, keys, values = state
-        m = cls(code)
+        m = cls(cast(TypeCode, code))  # to_state wrote a map's own typecode
         fps = np.frombuffer(keys, dtype="<u8").astype(np.uint64)
         if fps.size:
             m._load_items(fps, np.frombuffer(values, dtype=m._values.typecode))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -94,13 +94,13 @@ class TopicProfile:
         self._fed = 0
         # a phrase's words count for a share of a keyword each ("k-means" is not "mean"), and a
         # one-letter word for nothing
-        counts: Counter[str] = Counter()
+        counts: dict[str, float] = defaultdict(float)
         for phrase in self.topic.phrases:
             for t in phrase:
                 if len(t) > 1:
                     counts[t] += 1.0 / len(phrase)
         if not counts:
-            counts = Counter(t for p in self.topic.phrases for t in p)
+            counts = dict(Counter(t for p in self.topic.phrases for t in p))
         norm = math.sqrt(sum(v * v for v in counts.values()))
         self.keyword_vector = {t: v / norm for t, v in counts.items()}
         self.weights: dict[str, float] = dict(self.keyword_vector)
@@ -327,7 +327,7 @@ class TopicProfile:
         self._ltc_last = None
         self.documents = state["documents"]
         self.df = Counter(state["df"])
-        self._feedback = [tuple(x) for x in state["feedback"]]  # type: ignore[misc]
+        self._feedback = [tuple(x) for x in state["feedback"]]
         heapq.heapify(self._feedback)
         self._fed = state["fed"]
         self._rows = {}  # feedback numbers of another history

@@ -4,7 +4,7 @@ there), and what the label says about its siblings on the parent page."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -190,6 +190,6 @@ class Trainer:
             base = self.ex_base
             self.ex_of = {u: i for u, i in self.ex_of.items() if i >= base}
 
-    def remap(self, mapping: list[int]) -> None:
+    def remap(self, mapping: Mapping[int, int]) -> None:
         """The feature store compacted: row ``s`` is now row ``mapping[s]``."""
         self.ex_slot = [mapping[s] for s in self.ex_slot]

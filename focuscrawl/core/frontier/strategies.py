@@ -68,7 +68,8 @@ class Capabilities:
 class Frontier:
     """Seen-set, per-server queues and bookkeeping shared by every strategy."""
 
-    name: ClassVar[str] = "frontier"
+    #: the order's name; an instance may refine it from its options ("cho-distance")
+    name: str = "frontier"
     capabilities: ClassVar[Capabilities] = Capabilities()
     #: the relevance slack when FOCUS_SLACK is not set: the seed strategies take any idle
     #: server's best URL, as the papers' crawlers (and this project before the slack) did
@@ -90,7 +91,8 @@ class Frontier:
         self.done = FingerprintSet()
         # crawled page -> its score, by fingerprint (a crawl fetches millions)
         self.scores = FingerprintMap("d")
-        self.graph = LinkGraph(distance_limit) if self.capabilities.uses_graph else None
+        self.graph: LinkGraph | None = (LinkGraph(distance_limit) if self.capabilities.uses_graph
+                                        else None)
         self.stats: Counter[str] = Counter()
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
         self._seq = 0
@@ -521,11 +523,18 @@ class BreadthFirst(Frontier):
         pass
 
 
-class Cho(Frontier):
+class GraphOrder(Frontier):
+    """An order that keeps a link graph: ``capabilities.uses_graph``, so
+    :meth:`Frontier.__init__` makes one and :meth:`Frontier.restore` replaces it, never None."""
+
+    capabilities = Capabilities(uses_graph=True)
+    graph: LinkGraph
+
+
+class Cho(GraphOrder):
     """Cho, Garcia-Molina & Page's similarity-based crawler (Figures 4 and 5)."""
 
     name = "cho"
-    capabilities = Capabilities(uses_graph=True)
     REORDERS = ("none", "backlinks", "score")
 
     def __init__(self, *, distance: bool = False, reorder: str = "none", **kw: Any) -> None:
@@ -545,6 +554,7 @@ class Cho(Frontier):
 
     def key(self, entry: Entry) -> Key:
         hot = self.in_hot_queue(entry)
+        importance: float
         if self.reorder == "backlinks":
             importance = -self.graph.backlinks(entry.url)
         elif self.reorder == "score":
@@ -715,11 +725,10 @@ class BestFirst(BestNFirst):
         super().__init__(**kw)
 
 
-class Distiller(Frontier):
+class Distiller(GraphOrder):
     """Classifier + distiller: parent score boosted by the parent's hub weight (HITS)."""
 
     name = "distiller"
-    capabilities = Capabilities(uses_graph=True)
 
     def __init__(self, *, weight: float = 0.5, every: int = 50, **kw: Any) -> None:
         super().__init__(**kw)

@@ -139,9 +139,10 @@ class LinkGraph:
         n = len(self._urls)
         hub = np.ones(n)
         for _ in range(iterations):
-            auth = np.bincount(dst, weights=hub[src], minlength=n)
+            # bincount with weights sums floats (numpy's stubs say ints): astype copies nothing
+            auth = np.bincount(dst, weights=hub[src], minlength=n).astype(np.float64, copy=False)
             auth /= np.linalg.norm(auth) or 1.0
-            hub = np.bincount(src, weights=auth[dst], minlength=n)
+            hub = np.bincount(src, weights=auth[dst], minlength=n).astype(np.float64, copy=False)
             hub /= np.linalg.norm(hub) or 1.0
         top = hub.max() or 1.0
         has_out = np.zeros(n, dtype=bool)

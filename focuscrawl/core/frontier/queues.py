@@ -218,8 +218,9 @@ class ServerQueues:
         items = heap.items
         # (inline for an empty heap: a new server's)
         top = heap.top() if items or heap.ranked is not None else None
+        top_item = None if top is None else top.item  # a heap's top is live: it has an item
         heapq.heappush(items, item)
-        if not self.round_robin and (top is None or item < top.item):
+        if not self.round_robin and (top_item is None or item < top_item):
             heap.stamp += 1
             heapq.heappush(self._servers, (item, heap.stamp, bucket))
             if self._risen is not None:

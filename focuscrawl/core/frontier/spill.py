@@ -169,7 +169,7 @@ class Spilled:
                 "disk_bytes": self.disk_bytes}
 
     def restore(self, state: dict[str, Any]) -> None:
-        self.index = [tuple(item) for item in state["index"]]  # type: ignore[misc]
+        self.index = [tuple(item) for item in state["index"]]
         heapq.heapify(self.index)
         self.urls = FingerprintSet.from_bytes(state["urls"])
         self.next = state["next"]

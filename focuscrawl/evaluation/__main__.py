@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -41,8 +42,7 @@ def _seeds(value: str) -> list[str]:
 def docweb_canonical(docweb_dir: str):
     """docweb's ``Site.canonical``: maps a crawled URL to its corpus URL."""
     sys.path.insert(0, os.path.abspath(docweb_dir))
-    import serve  # docweb's server module, from its own folder
-
+    serve = importlib.import_module("serve")  # docweb's server module, from its own folder
     return serve.load_site().canonical
 
 

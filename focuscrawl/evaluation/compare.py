@@ -758,14 +758,14 @@ def evaluate(
                 repository, job.topic.keywords, job.topic.description,
                 threshold=job.topic.threshold, judge_scores=job.topic.judge_scores)
         urls = fetched_urls(read_crawl(job.out))
-        values, curves = judge_crawl(ev, urls, job.topic.targets, max_pages)
+        values, crawl_curves = judge_crawl(ev, urls, job.topic.targets, max_pages)
         values["seconds"] = job.seconds
         run_seeds = seeds if not job.strategy.randomized else [job.seed]
         for seed in run_seeds:  # a deterministic crawl stands for every seed
             runs.append({"task": job.task, "topic": job.topic.id,
                          "strategy": job.strategy.label, "seed": seed,
                          "reused": seed != job.seed, **values})
-        cells[(job.task, job.strategy.label, job.topic.id)].append((values, curves))
+        cells[(job.task, job.strategy.label, job.topic.id)].append((values, crawl_curves))
     if progress:
         progress(f"judged {len(jobs)} crawls in {time.monotonic() - t0:.1f} s")
 

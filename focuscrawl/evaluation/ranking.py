@@ -120,8 +120,8 @@ def _phrase_counts(
     title = np.zeros((len(phrases), n))
     body = np.zeros((len(phrases), n))
     for k, phrase in enumerate(phrases):
-        ids = [terms.term_id(t) for t in phrase]
-        if any(i is None for i in ids):
+        ids = [i for t in phrase if (i := terms.term_id(t)) is not None]
+        if len(ids) < len(phrase):
             continue  # a word no page has: the keyword occurs nowhere
         if len(phrase) == 1:
             title[k] = terms.title.count(ids[0], n)
@@ -156,4 +156,4 @@ def hot_pages(
     if not phrases:
         return np.zeros(terms.n, dtype=bool)
     title, body = _phrase_counts(terms, phrases)
-    return ((title > 0) | (body >= body_count)).any(axis=0)
+    return np.asarray(((title > 0) | (body >= body_count)).any(axis=0))  # an array: 2-D

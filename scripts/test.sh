@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite, installing what is missing first: ruff, the docs site's strict
-# build, then pytest.
+# Runs the whole test suite, installing what is missing first: ruff, mypy, the docs site's
+# strict build, then pytest.
 #
 # The tests spend most of their time waiting on what they start (loopback web servers,
 # redis-server, Scrapyd, Chromium, `scrapy crawl` subprocesses, politeness delays), so they run
@@ -12,6 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
+# the type checker over the core, the configuration and the evaluation (pyproject.toml [tool.mypy])
+.venv/bin/mypy focuscrawl/core focuscrawl/config.py focuscrawl/evaluation
 # the docs site must build without a broken link or anchor (its log is shown only on failure;
 # not --quiet: that hides the warnings --strict counts)
 site=$(mktemp -d)

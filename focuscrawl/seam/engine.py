@@ -160,7 +160,9 @@ class Waker:
         from twisted.internet import reactor
 
         self._due = due
-        self._call = reactor.callLater(max(0.0, due - now), trigger.schedule)
+        # zope interface methods have no self: without the mypy-zope plugin mypy reads
+        # IReactorTime.callLater's delay as self and the delay given as the callable
+        self._call = reactor.callLater(max(0.0, due - now), trigger.schedule)  # type: ignore[arg-type]
         return True
 
     def cancel(self) -> None:

@@ -35,7 +35,10 @@ def _resolve(hostname: str) -> Deferred[str]:
     def unresolved(failure: Failure) -> str:
         return hostname
 
-    return reactor.resolve(hostname).addErrback(unresolved)  # type: ignore[attr-defined]
+    # zope interface methods have no self: without the mypy-zope plugin mypy reads
+    # IReactorCore.resolve's name as self and the host as its timeout
+    resolving = reactor.resolve(hostname)  # type: ignore[arg-type]
+    return resolving.addErrback(unresolved)
 
 
 class ServerKeys:

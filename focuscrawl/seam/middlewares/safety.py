@@ -217,7 +217,10 @@ class PrivateAddressMiddleware:
         from twisted.internet import reactor
 
         try:
-            address = await maybe_deferred_to_future(reactor.resolve(host))  # type: ignore[attr-defined]
+            # zope interface methods have no self: without the mypy-zope plugin mypy reads
+            # IReactorCore.resolve's name as self and the host as its timeout
+            resolving = reactor.resolve(host)  # type: ignore[arg-type]
+            address = await maybe_deferred_to_future(resolving)
         except Exception:
             return []  # the download fails with the same DNS error and is counted there
         ip = parse_ip(str(address))

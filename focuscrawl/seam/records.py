@@ -155,11 +155,14 @@ class Records:
         return request.to_dict(spider=self.spider)
 
     @staticmethod
-    def _is_parent(referer: bytes, request: Request) -> bool:
-        """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry."""
+    def _is_parent(referer: bytes | None, request: Request) -> bool:
+        """Scrapy's RefererMiddleware names the parent page: rebuilt from the entry (a Referer
+        header without a value names none)."""
         parent = (request.meta.get(LINK) or {}).get("parent")
+        if referer is None or parent is None:
+            return False
         try:
-            return parent is not None and canonical(referer.decode("latin-1")) == parent
+            return canonical(referer.decode("latin-1")) == parent
         except ValueError:
             return False
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from scrapy.statscollectors import StatsCollector
 
-    from ..core.frontier import HostPolicy
+    from focuscrawl.core.frontier import HostPolicy
 
 
 class PolitenessMiddleware:

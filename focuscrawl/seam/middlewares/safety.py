@@ -262,7 +262,7 @@ class BinaryBodyMiddleware:
     def process_response(self, request: Request, response: Response) -> Response:
         if request.meta.get(ROBOTS) or not 200 <= response.status < 300:
             return response
-        ctype = response.headers.get(b"Content-Type", b"").split(b";")[0].strip().lower()
+        ctype = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
         if ctype not in (b"text/html", b"application/xhtml+xml", b""):
             return response
         if looks_binary(response.body):

@@ -61,7 +61,7 @@ class LineFile(io.FileIO):
         self.fsync = fsync
         self.focus_written = written  # URLs in the file (None: do not deduplicate)
 
-    def write(self, data: Any) -> int:  # type: ignore[override]
+    def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
         total = len(view)
         start = self.tell()

@@ -55,6 +55,11 @@ def has_engine(crawler: Crawler) -> bool:
     return _engine(crawler) is not None
 
 
+def scheduler_of(crawler: Crawler) -> Any:
+    """The crawl's scheduler (whatever its class), or None before the engine has one."""
+    return getattr(_engine(crawler), "scheduler", None)
+
+
 def _slot(crawler: Crawler) -> Any:
     return getattr(_engine(crawler), "_slot", None)
 

@@ -22,6 +22,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet.task import LoopingCall
 
 from focuscrawl import config
+from focuscrawl.seam.engine import scheduler_of
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -79,8 +80,7 @@ class FocusLogStats:
         return cls(crawler, interval)
 
     def _progress(self) -> dict[str, Any] | None:
-        engine = self.crawler.engine
-        progress = getattr(engine.scheduler if engine else None, "progress", None)
+        progress = getattr(scheduler_of(self.crawler), "progress", None)
         return progress() if progress is not None else None
 
     def _relevant(self) -> int:

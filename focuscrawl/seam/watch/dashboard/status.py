@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl import config
 from focuscrawl.seam.arguments import arguments_of
+from focuscrawl.seam.engine import scheduler_of
 from focuscrawl.seam.watch.dashboard.tracker import Tracker
 
 if TYPE_CHECKING:
@@ -129,8 +130,7 @@ class StatusBuilder:
 
     # -- the parts --------------------------------------------------------------------------
     def _scheduler(self) -> Any:
-        engine = getattr(self.crawler, "engine", None)
-        return getattr(engine, "scheduler", None) if engine is not None else None
+        return scheduler_of(self.crawler)
 
     def _services(self) -> FocusServices | None:
         from focuscrawl.seam.services import FocusServices

@@ -13,7 +13,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "focuscrawl"
 ENGINE = PACKAGE / "seam" / "engine.py"
 #: reaching into the engine's private state, or through it into its parts
-INTERNAL = re.compile(r"\._slot\b|\.engine\.(?!download_async\b)\w+|\bengine\.(scraper|downloader)\b")
+INTERNAL = re.compile(
+    r"\._slot\b|\.engine\.(?!download_async\b)\w+|\bengine\.(scraper|downloader)\b")
 
 
 def test_only_the_engine_module_reads_scrapy_internals() -> None:

@@ -943,187 +943,16 @@ class Builder:
                       f"<h1>Editing Portal: {esc(title)}</h1>\n<form><textarea>{esc(intro)}"
                       f'</textarea></form><p><a href="/wiki/{c}.html">Cancel</a></p>')
 
-    # -- blog
-    def plan_posts(self) -> None:
-        for i, q in enumerate(BLOG_POSTS):
-            try:
-                obj = resolve(q)
-            except (AttributeError, ImportError):
-                continue
-            doc = getdoc(obj)
-            if not doc and not isinstance(obj, bytes):
-                continue
-            m = module_of(q)
-            tags = [MODULE_CATEGORY.get(m, "Runtime")]
-            for t in TOPICS:
-                cat = {"regex": "Text_processing", "unicode": "Unicode_and_encodings",
-                       "sockets": "Networking", "timezones": "Dates_and_times",
-                       "threads": "Concurrency"}[t["id"]]
-                if cat not in tags and re.search(t["pattern"], doc, re.I):
-                    tags.append(cat)
-            year, month, day = 2021 + i // 40, 1 + (i // 4) % 12, 1 + (i * 7) % 28
-            path = f"/{year}/{month:02d}/{slug(q)}.html"
-            self.posts.append({"q": q, "obj": obj, "doc": doc, "module": m, "tags": tags,
-                               "path": path, "date": f"{year}-{month:02d}-{day:02d}",
-                               "title": f"A closer look at {q}"})
-        self.posts.sort(key=lambda p: (p["date"], p["q"]), reverse=True)
-
-    def build_blog(self) -> None:
-        n = len(self.posts)
-        for i, p in enumerate(self.posts):
-            obj, q = p["obj"], p["q"]
-            doc = p["doc"] or f"{q} = {obj!r}"
-            parts = [f"<article><h1>{esc(p['title'])}</h1>",
-                     f'<p class="meta">Posted on {p["date"]} in '
-                     + ", ".join(f'<a class="tag" href="/tags/{t}.html">{esc(CATEGORIES[t][0])}'
-                                 "</a>" for t in p["tags"]) + "</p>",
-                     f"<p>Today's note is about <code>{esc(q)}{esc(signature(obj))}</code>, "
-                     f"from the <code>{esc(p['module'])}</code> module"
-                     + (f" ({esc(self.synopsis(p['module']))})" if self.synopsis(p["module"])
-                        else "") + ". Here is what its documentation says:</p>",
-                     f"<blockquote>{text_html(doc, 3500)}</blockquote>",
-                     ]
-            more = (f'<p>Read more in the <a href="{docs_url(p["module"])}">'
-                    f"{esc(p['module'])} documentation</a>")
-            wiki_cls = q.rsplit(".", 1)[0]
-            if q in self.articles or wiki_cls in self.articles:
-                target = q if q in self.articles else wiki_cls
-                more += (f' and the wiki article on <a href="http://{WIKI}'
-                         f'{wiki_article_path(target)}">{esc(target)}</a>')
-            parts.append(more + ".</p>")
-            lessons = self.lessons_by_module.get(p["module"], [])
-            if lessons:
-                lp, lt = lessons[0]
-                parts.append(f'<p>There is a lesson on this too: <a href="http://{TUT}{lp}">'
-                             f"{esc(lt)}</a>.</p>")
-            pager = []
-            if i + 1 < n:
-                nxt = self.posts[i + 1]
-                pager.append(f'<a href="{nxt["path"]}">Older: {esc(nxt["title"])}</a>')
-            if i > 0:
-                prv = self.posts[i - 1]
-                pager.append(f'<a href="{prv["path"]}">Newer: {esc(prv["title"])}</a>')
-            parts.append('<p class="pager">' + " · ".join(pager) + "</p></article>")
-            parts.append(self.offtopic.around(p["path"]))
-            self.site.add(BLOG, p["path"], p["title"], "\n".join(parts), junk=True,
-                          description=first_para(doc, 160))
-        per = 15
-        pages = [self.posts[i:i + per] for i in range(0, n, per)]
-        for k, chunk in enumerate(pages, 1):
-            path = "/index.html" if k == 1 else f"/page/{k}.html"
-            rows = [(p["path"], p["title"], first_para(p["doc"], 160) if p["doc"] else "")
-                    for p in chunk]
-            pager = []
-            if k > 1:
-                pager.append('<a href="/index.html">Newest</a>' if k == 2 else
-                             f'<a href="/page/{k - 1}.html">Newer posts</a>')
-            if k < len(pages):
-                pager.append(f'<a href="/page/{k + 1}.html">Older posts</a>')
-            self.site.add(BLOG, path, "Snake Notes" + (f" — page {k}" if k > 1 else ""),
-                          "<h1>Snake Notes</h1>\n<p>Short notes on one corner of the standard "
-                          "library at a time.</p>\n" + links_list(rows)
-                          + '<p class="pager">' + " · ".join(pager) + "</p>", junk=True)
-        tags = sorted({t for p in self.posts for t in p["tags"]})
-        for t in tags:
-            rows = [(p["path"], p["title"], p["date"]) for p in self.posts if t in p["tags"]]
-            self.site.add(BLOG, f"/tags/{t}.html", f"Posts tagged {CATEGORIES[t][0]}",
-                          f"<h1>Posts about {esc(CATEGORIES[t][0])}</h1>\n" + links_list(rows)
-                          + f'<p>See also the wiki portal: <a href="http://{WIKI}/wiki/{t}.html">'
-                          f"{esc(CATEGORIES[t][0])}</a></p>", junk=True)
-        self.site.add(BLOG, "/tags/index.html", "Tags", "<h1>Tags</h1>\n" + links_list(
-            (f"/tags/{t}.html", CATEGORIES[t][0], "") for t in tags), junk=True)
-        self.site.add(BLOG, "/about.html", "About this blog",
-                      "<h1>About</h1>\n<p>A blog of notes on the Python standard library, "
-                      "quoting its documentation.</p>\n" + text_html(clean(sys.copyright)),
-                      junk=True)
-        self.site.redirects[BLOG] = {"/latest.html": {"location": self.posts[0]["path"],
-                                                      "status": 302}}
-
-    # -- news
-    def build_news(self) -> None:
-        idle = Path(sysconfig.get_paths()["stdlib"]) / "idlelib"
-        releases = []
-        for fname in ("NEWS.txt", "NEWS2x.txt"):
-            f = idle / fname
-            if not f.is_file():
-                continue
-            text = clean(f.read_text("utf-8", "replace"))
-            for sec in re.split(r"\n(?=What's New in IDLE )", "\n" + text):
-                sec = sec.strip()
-                if not sec.startswith("What's New in IDLE"):
-                    continue
-                lines = sec.split("\n")
-                head = lines[0].strip()
-                version = re.search(r"IDLE ([0-9][\w.]*)", head)
-                ver = version.group(1).rstrip(".?") if version else str(len(releases))
-                rest = "\n".join(ln for ln in lines[1:] if not re.fullmatch(r"=+", ln.strip()))
-                items = [" ".join(p.split()) for p in paragraphs(rest)]
-                releases.append((ver, head, items))
-        rel_rows = []
-        for ver, head, items in releases:
-            chunks = [items[i:i + 18] for i in range(0, len(items), 18)] or [[]]
-            for k, chunk in enumerate(chunks, 1):
-                path = f"/releases/{slug(ver)}.html" if k == 1 else \
-                    f"/releases/{slug(ver)}-{k}.html"
-                pager = []
-                if k > 1:
-                    pager.append(f'<a href="{slug(ver)}.html">Part 1</a>')
-                if k < len(chunks):
-                    pager.append(f'<a href="{slug(ver)}-{k + 1}.html">More changes</a>')
-                body = (f"<h1>{esc(head)}</h1>\n" + "\n".join(f"<p>{esc(it)}</p>" for it in chunk)
-                        + '\n<p class="pager">' + " · ".join(pager) + "</p>")
-                self.site.add(NEWS, path, head + (f" (part {k})" if k > 1 else ""), body,
-                              ticker=(len(rel_rows) % 3 == 0))
-                if k == 1:
-                    rel_rows.append((path, head, first_para(chunk[0], 140) if chunk else ""))
-        self.site.add(NEWS, "/releases/index.html", "IDLE releases",
-                      "<h1>What's new in IDLE</h1>\n" + links_list(rel_rows), ticker=True)
-        idle_rows = []
-        for fname, title in (("HISTORY.txt", "IDLE history"), ("README.txt", "About IDLE"),
-                             ("CREDITS.txt", "IDLE credits"), ("TODO.txt", "IDLE to-do list")):
-            f = idle / fname
-            if f.is_file():
-                self.site.add(NEWS, f"/idle/{slug(title)}.html", title,
-                              f"<h1>{esc(title)}</h1>\n" + text_html(
-                                  clean(f.read_text("utf-8", "replace")), 20000, 2))
-                idle_rows.append((f"/idle/{slug(title)}.html", title, ""))
-        # weekly digests: posts of the week, plus docs pages they mention
-        weekly = []
-        by_date = sorted(self.posts, key=lambda p: (p["date"], p["q"]))
-        for w, i in enumerate(range(0, len(by_date), 5), 1):
-            chunk = by_date[i:i + 5]
-            rows = [(f"http://{BLOG}{p['path']}", p["title"], first_para(p["doc"], 200)
-                     if p["doc"] else "") for p in chunk]
-            mods = list(dict.fromkeys(p["module"] for p in chunk))
-            body = (f"<h1>Python weekly #{w}</h1>\n<p>This week on the blogs: "
-                    + ", ".join(esc(p["q"]) for p in chunk) + ".</p>\n" + links_list(rows)
-                    + "<h2>In the docs</h2>\n" + links_list(
-                        (docs_url(m), m, self.synopsis(m)) for m in mods))
-            self.site.add(NEWS, f"/weekly/{w}.html", f"Python weekly #{w}", body,
-                          ticker=(w % 4 == 0))
-            weekly.append((f"/weekly/{w}.html", f"Python weekly #{w}", chunk[0]["date"]))
-        self.site.add(NEWS, "/weekly/index.html", "Python weekly",
-                      "<h1>Python weekly</h1>\n" + links_list(weekly))
-        self.site.add(NEWS, "/index.html", "News",
-                      "<h1>IDLE &amp; Python news</h1>\n<h2>Latest releases</h2>\n"
-                      + links_list(rel_rows[:6]) + "<h2>Latest digests</h2>\n"
-                      + links_list(weekly[::-1][:6]) + "<h2>About IDLE</h2>\n"
-                      + links_list(idle_rows), ticker=True)
-        self.site.add(NEWS, "/about.html", "About the news",
-                      "<h1>About</h1>\n<p>Release notes of IDLE, the editor shipped with "
-                      "Python, and weekly digests of the blogs.</p>")
-        self.site.redirects[NEWS] = {"/docs.html": f"http://{DOCS}/index.html"}
-
     def build(self) -> Site:
         self.load_modules()
         self.offtopic.plan_recipes()  # the on-topic pages link to recipes: plan them first
         self.build_lessons()
         self.build_reference()
-        self.plan_posts()
+        plan_posts(self)
         self.build_wiki()   # hubs list blog posts: after plan_posts
         self.build_docs()   # module pages link lessons and wiki articles: after both
-        self.build_blog()
-        self.build_news()
+        build_blog(self)
+        build_news(self)
         self.offtopic.build_cookbook()
         self.offtopic.build_links(
             [(f"http://{BLOG}{p['path']}", p["title"]) for p in self.posts]
@@ -1140,6 +969,179 @@ class Builder:
 
 
 # ------------------------------------------------------------------------------- output
+# The blog and the news site: functions of the builder, to keep Builder within ~400 lines.
+# -- blog
+def plan_posts(b: Builder) -> None:
+    for i, q in enumerate(BLOG_POSTS):
+        try:
+            obj = resolve(q)
+        except (AttributeError, ImportError):
+            continue
+        doc = getdoc(obj)
+        if not doc and not isinstance(obj, bytes):
+            continue
+        m = module_of(q)
+        tags = [MODULE_CATEGORY.get(m, "Runtime")]
+        for t in TOPICS:
+            cat = {"regex": "Text_processing", "unicode": "Unicode_and_encodings",
+                   "sockets": "Networking", "timezones": "Dates_and_times",
+                   "threads": "Concurrency"}[t["id"]]
+            if cat not in tags and re.search(t["pattern"], doc, re.I):
+                tags.append(cat)
+        year, month, day = 2021 + i // 40, 1 + (i // 4) % 12, 1 + (i * 7) % 28
+        path = f"/{year}/{month:02d}/{slug(q)}.html"
+        b.posts.append({"q": q, "obj": obj, "doc": doc, "module": m, "tags": tags,
+                           "path": path, "date": f"{year}-{month:02d}-{day:02d}",
+                           "title": f"A closer look at {q}"})
+    b.posts.sort(key=lambda p: (p["date"], p["q"]), reverse=True)
+
+def build_blog(b: Builder) -> None:
+    n = len(b.posts)
+    for i, p in enumerate(b.posts):
+        obj, q = p["obj"], p["q"]
+        doc = p["doc"] or f"{q} = {obj!r}"
+        parts = [f"<article><h1>{esc(p['title'])}</h1>",
+                 f'<p class="meta">Posted on {p["date"]} in '
+                 + ", ".join(f'<a class="tag" href="/tags/{t}.html">{esc(CATEGORIES[t][0])}'
+                             "</a>" for t in p["tags"]) + "</p>",
+                 f"<p>Today's note is about <code>{esc(q)}{esc(signature(obj))}</code>, "
+                 f"from the <code>{esc(p['module'])}</code> module"
+                 + (f" ({esc(b.synopsis(p['module']))})" if b.synopsis(p["module"])
+                    else "") + ". Here is what its documentation says:</p>",
+                 f"<blockquote>{text_html(doc, 3500)}</blockquote>",
+                 ]
+        more = (f'<p>Read more in the <a href="{docs_url(p["module"])}">'
+                f"{esc(p['module'])} documentation</a>")
+        wiki_cls = q.rsplit(".", 1)[0]
+        if q in b.articles or wiki_cls in b.articles:
+            target = q if q in b.articles else wiki_cls
+            more += (f' and the wiki article on <a href="http://{WIKI}'
+                     f'{wiki_article_path(target)}">{esc(target)}</a>')
+        parts.append(more + ".</p>")
+        lessons = b.lessons_by_module.get(p["module"], [])
+        if lessons:
+            lp, lt = lessons[0]
+            parts.append(f'<p>There is a lesson on this too: <a href="http://{TUT}{lp}">'
+                         f"{esc(lt)}</a>.</p>")
+        pager = []
+        if i + 1 < n:
+            nxt = b.posts[i + 1]
+            pager.append(f'<a href="{nxt["path"]}">Older: {esc(nxt["title"])}</a>')
+        if i > 0:
+            prv = b.posts[i - 1]
+            pager.append(f'<a href="{prv["path"]}">Newer: {esc(prv["title"])}</a>')
+        parts.append('<p class="pager">' + " · ".join(pager) + "</p></article>")
+        parts.append(b.offtopic.around(p["path"]))
+        b.site.add(BLOG, p["path"], p["title"], "\n".join(parts), junk=True,
+                      description=first_para(doc, 160))
+    per = 15
+    pages = [b.posts[i:i + per] for i in range(0, n, per)]
+    for k, chunk in enumerate(pages, 1):
+        path = "/index.html" if k == 1 else f"/page/{k}.html"
+        rows = [(p["path"], p["title"], first_para(p["doc"], 160) if p["doc"] else "")
+                for p in chunk]
+        pager = []
+        if k > 1:
+            pager.append('<a href="/index.html">Newest</a>' if k == 2 else
+                         f'<a href="/page/{k - 1}.html">Newer posts</a>')
+        if k < len(pages):
+            pager.append(f'<a href="/page/{k + 1}.html">Older posts</a>')
+        b.site.add(BLOG, path, "Snake Notes" + (f" — page {k}" if k > 1 else ""),
+                      "<h1>Snake Notes</h1>\n<p>Short notes on one corner of the standard "
+                      "library at a time.</p>\n" + links_list(rows)
+                      + '<p class="pager">' + " · ".join(pager) + "</p>", junk=True)
+    tags = sorted({t for p in b.posts for t in p["tags"]})
+    for t in tags:
+        rows = [(p["path"], p["title"], p["date"]) for p in b.posts if t in p["tags"]]
+        b.site.add(BLOG, f"/tags/{t}.html", f"Posts tagged {CATEGORIES[t][0]}",
+                      f"<h1>Posts about {esc(CATEGORIES[t][0])}</h1>\n" + links_list(rows)
+                      + f'<p>See also the wiki portal: <a href="http://{WIKI}/wiki/{t}.html">'
+                      f"{esc(CATEGORIES[t][0])}</a></p>", junk=True)
+    b.site.add(BLOG, "/tags/index.html", "Tags", "<h1>Tags</h1>\n" + links_list(
+        (f"/tags/{t}.html", CATEGORIES[t][0], "") for t in tags), junk=True)
+    b.site.add(BLOG, "/about.html", "About this blog",
+                  "<h1>About</h1>\n<p>A blog of notes on the Python standard library, "
+                  "quoting its documentation.</p>\n" + text_html(clean(sys.copyright)),
+                  junk=True)
+    b.site.redirects[BLOG] = {"/latest.html": {"location": b.posts[0]["path"],
+                                                  "status": 302}}
+
+# -- news
+def build_news(b: Builder) -> None:
+    idle = Path(sysconfig.get_paths()["stdlib"]) / "idlelib"
+    releases = []
+    for fname in ("NEWS.txt", "NEWS2x.txt"):
+        f = idle / fname
+        if not f.is_file():
+            continue
+        text = clean(f.read_text("utf-8", "replace"))
+        for sec in re.split(r"\n(?=What's New in IDLE )", "\n" + text):
+            sec = sec.strip()
+            if not sec.startswith("What's New in IDLE"):
+                continue
+            lines = sec.split("\n")
+            head = lines[0].strip()
+            version = re.search(r"IDLE ([0-9][\w.]*)", head)
+            ver = version.group(1).rstrip(".?") if version else str(len(releases))
+            rest = "\n".join(ln for ln in lines[1:] if not re.fullmatch(r"=+", ln.strip()))
+            items = [" ".join(p.split()) for p in paragraphs(rest)]
+            releases.append((ver, head, items))
+    rel_rows = []
+    for ver, head, items in releases:
+        chunks = [items[i:i + 18] for i in range(0, len(items), 18)] or [[]]
+        for k, chunk in enumerate(chunks, 1):
+            path = f"/releases/{slug(ver)}.html" if k == 1 else \
+                f"/releases/{slug(ver)}-{k}.html"
+            pager = []
+            if k > 1:
+                pager.append(f'<a href="{slug(ver)}.html">Part 1</a>')
+            if k < len(chunks):
+                pager.append(f'<a href="{slug(ver)}-{k + 1}.html">More changes</a>')
+            body = (f"<h1>{esc(head)}</h1>\n" + "\n".join(f"<p>{esc(it)}</p>" for it in chunk)
+                    + '\n<p class="pager">' + " · ".join(pager) + "</p>")
+            b.site.add(NEWS, path, head + (f" (part {k})" if k > 1 else ""), body,
+                          ticker=(len(rel_rows) % 3 == 0))
+            if k == 1:
+                rel_rows.append((path, head, first_para(chunk[0], 140) if chunk else ""))
+    b.site.add(NEWS, "/releases/index.html", "IDLE releases",
+                  "<h1>What's new in IDLE</h1>\n" + links_list(rel_rows), ticker=True)
+    idle_rows = []
+    for fname, title in (("HISTORY.txt", "IDLE history"), ("README.txt", "About IDLE"),
+                         ("CREDITS.txt", "IDLE credits"), ("TODO.txt", "IDLE to-do list")):
+        f = idle / fname
+        if f.is_file():
+            b.site.add(NEWS, f"/idle/{slug(title)}.html", title,
+                          f"<h1>{esc(title)}</h1>\n" + text_html(
+                              clean(f.read_text("utf-8", "replace")), 20000, 2))
+            idle_rows.append((f"/idle/{slug(title)}.html", title, ""))
+    # weekly digests: posts of the week, plus docs pages they mention
+    weekly = []
+    by_date = sorted(b.posts, key=lambda p: (p["date"], p["q"]))
+    for w, i in enumerate(range(0, len(by_date), 5), 1):
+        chunk = by_date[i:i + 5]
+        rows = [(f"http://{BLOG}{p['path']}", p["title"], first_para(p["doc"], 200)
+                 if p["doc"] else "") for p in chunk]
+        mods = list(dict.fromkeys(p["module"] for p in chunk))
+        body = (f"<h1>Python weekly #{w}</h1>\n<p>This week on the blogs: "
+                + ", ".join(esc(p["q"]) for p in chunk) + ".</p>\n" + links_list(rows)
+                + "<h2>In the docs</h2>\n" + links_list(
+                    (docs_url(m), m, b.synopsis(m)) for m in mods))
+        b.site.add(NEWS, f"/weekly/{w}.html", f"Python weekly #{w}", body,
+                      ticker=(w % 4 == 0))
+        weekly.append((f"/weekly/{w}.html", f"Python weekly #{w}", chunk[0]["date"]))
+    b.site.add(NEWS, "/weekly/index.html", "Python weekly",
+                  "<h1>Python weekly</h1>\n" + links_list(weekly))
+    b.site.add(NEWS, "/index.html", "News",
+                  "<h1>IDLE &amp; Python news</h1>\n<h2>Latest releases</h2>\n"
+                  + links_list(rel_rows[:6]) + "<h2>Latest digests</h2>\n"
+                  + links_list(weekly[::-1][:6]) + "<h2>About IDLE</h2>\n"
+                  + links_list(idle_rows), ticker=True)
+    b.site.add(NEWS, "/about.html", "About the news",
+                  "<h1>About</h1>\n<p>Release notes of IDLE, the editor shipped with "
+                  "Python, and weekly digests of the blogs.</p>")
+    b.site.redirects[NEWS] = {"/docs.html": f"http://{DOCS}/index.html"}
+
+
 def visible_text(page: str) -> str:
     """Text of a page without tags, scripts and styles (for the topic summary)."""
     page = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", page)

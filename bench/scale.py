@@ -499,10 +499,10 @@ def census(crawler: Any) -> dict[str, tuple[int, int]]:
             if root is not None:
                 roots[f"frontier.{name}"] = root
     if scheduler is not None:
-        for name in ("_leases", "jobdir", "records", "waker"):
+        for name in ("state", "records", "waker"):
             roots[f"scheduler.{name}"] = getattr(scheduler, name, None)
     if services is not None:
-        for name in ("_policy", "_servers", "_completion", "_directories", "_robots"):
+        for name in ("_policy", "_servers", "_lifecycle", "_directories", "_robots"):
             roots[f"services.{name}"] = getattr(services, name, None)
     downloader = getattr(crawler.engine, "downloader", None)
     roots["downloader.slots"] = getattr(downloader, "slots", None)

@@ -33,7 +33,7 @@ from focuscrawl.core.frontier.stores import SQLiteStore, StoreError
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.completion import FROM_KEY
+from focuscrawl.seam.meta import FROM
 from focuscrawl.seam.output.feeds import LineFile, SafeJsonLinesExporter, repair, written_urls
 from focuscrawl.seam.output.items import PageItem
 from focuscrawl.seam.persistence.jobdir import STATE_FILE
@@ -137,7 +137,7 @@ def outlink(url: str, parent: str | None, score: float, hot: bool, source: int |
                       "parent_score": score, "parent_hot": hot,
                       "keyword": rng.random() < 0.2}}
     if source is not None:
-        meta[FROM_KEY] = source
+        meta[FROM] = source
     headers = {"Referer": parent} if parent and rng.random() < 0.3 else None  # a payload
     return Request(url, meta=meta, headers=headers)
 
@@ -147,9 +147,9 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
     hosts = ["a.test", "b.test", "c.test", "d.test"]
     urls = [f"http://{h}/p{i}" for h in hosts for i in range(60)]
     send = sched.crawler.signals.send_catch_log
-    completion = sched.completion
+    completion = sched.lifecycle
     known = FocusServices.of(sched.crawler).known_urls
-    if not sched.resumed:
+    if not sched.lifecycle.resumed:
         sched.enqueue_request(outlink(urls[0], None, 0.0, False, None, rng))
     flying: list[Request] = []
     for _ in range(steps):
@@ -162,7 +162,7 @@ def drive(sched: FocusScheduler, rng: random.Random, steps: int) -> None:
                 send(focus_signals.request_finished, request=request, status=None)
                 failure = Failure(OSError("reset"))
                 failure.request = request
-                sched._fetch_failed(failure)
+                request.errback(failure)
                 continue
             if fate < 0.12:  # a redirect to another URL
                 send(focus_signals.request_finished, request=request, status=301)
@@ -223,19 +223,20 @@ def replays_to_the_live_state(tmp_path: Path, strategy: str, settings: dict, see
     live = scheduler_for(live_dir, strategy, **settings)
     for round_ in range(3):  # kill, resume, kill again ...
         drive(live, rng, rng.randrange(100, 400))
-        assert live.store is not None
-        live.store.commit()  # a kill keeps what was committed (tested above)
+        store = live.state.store
+        assert store is not None
+        store.commit()  # a kill keeps what was committed (tested above)
         if dead_dir.exists():
             shutil.rmtree(dead_dir)
         shutil.copytree(live_dir, dead_dir)  # the files as a kill -9 leaves them
-        snapshots = live.store.stats["snapshots"]
-        open_leases = len(live._open)
+        snapshots = store.stats["snapshots"]
+        open_leases = live.lifecycle.unsettled
         live.close("shutdown")  # the live state, with unfinished pages put back
         resumed = scheduler_for(dead_dir, strategy, **settings)
-        assert resumed.resumed
+        assert resumed.lifecycle.resumed
         assert resumed.frontier.snapshot() == live.frontier.snapshot(), round_
-        assert (resumed.pages, resumed._order, resumed._orders) == (
-            live.pages, live._order, live._orders)
+        was, now = live.lifecycle, resumed.lifecycle
+        assert (now.pages, now.order, now.orders) == (was.pages, was.order, was.orders)
         assert resumed.stats.get_value("focus/journal/requeued", 0) == open_leases
         if round_ == 0:
             assert snapshots > 1  # the journal was compacted into snapshots on the way

@@ -64,10 +64,10 @@ def test_every_component_gets_the_same_parts_through_the_extension(tmp_path):
     assert sched.error is None
     try:
         assert politeness.policy is robots.robots.policy is sched.policy is services.policy
-        assert journal.completion is sched.completion is services.completion
+        assert journal.completion is sched.lifecycle is services.lifecycle
         assert links.services.robots is robots.robots  # registered by the robots.txt cache
         assert links.dirs is gate.dirs is services.directories is not None
-        assert services.resumed is False  # a new JOBDIR
+        assert services.lifecycle.resumed is False  # a new JOBDIR
         # the one DirectoryStats is fed once per scored page
         crawler.signals.send_catch_log(focus_signals.page_scored,
                                        url="http://a.test/d/1.html", score=0.0, hot=False)
@@ -154,7 +154,7 @@ def test_a_resumed_jobdir_is_told_through_the_extension(tmp_path):
     crawler = get_crawler(_Spider, settings)
     again = open_scheduler(crawler)
     try:
-        assert again.resumed and FocusServices.of(crawler).resumed
+        assert again.lifecycle.resumed and FocusServices.of(crawler).lifecycle.resumed
     finally:
         again.close("shutdown")
 

@@ -223,7 +223,7 @@ def test_a_resume_keeps_its_frontier_memory(tmp_path):
     assert other.error is not None and "frontier_memory=12" in other.error
     other.close("shutdown")
     again = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=12)
-    assert again.error is None and again.resumed and len(again.frontier.spilled) > 0
+    assert again.error is None and again.lifecycle.resumed and len(again.frontier.spilled) > 0
     again.close("shutdown")
 
 
@@ -250,7 +250,7 @@ def test_a_jobdir_from_before_the_examples_option_resumes(tmp_path):
     drive(sched, random.Random(3), 80)
     sched.close("shutdown")
     again = scheduler_for(job, "best-first")
-    assert again.error is None and again.resumed
+    assert again.error is None and again.lifecycle.resumed
     again.close("shutdown")
     other = scheduler_for(job, "best-first", FOCUS_EXAMPLES=True)
     assert other.error is not None and "examples=False" in other.error
@@ -269,7 +269,7 @@ def test_a_crawl_started_under_the_old_default_resumes_under_it(tmp_path, monkey
     sched.close("shutdown")
     monkeypatch.setattr(options, "FRONTIER_MEMORY", 20)
     again = scheduler_for(job, "best-first", FOCUS_FRONTIER_MEMORY=20)  # today's default
-    assert again.error is None and again.resumed
+    assert again.error is None and again.lifecycle.resumed
     assert again.frontier.spilled.limit == 12 and len(again.frontier.spilled) > 0
     assert again.order_options["frontier_memory"] == 12
     drive(again, random.Random(3), 50)  # and goes on spilling at its own limit
@@ -291,7 +291,7 @@ def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(
     drive(sched, random.Random(2), 80)
     sched.close("shutdown")
     again = scheduler_for(job, "learned", **topic)  # today's default
-    assert again.error is None and again.resumed
+    assert again.error is None and again.lifecycle.resumed
     assert again.order_options["explore"] == 1.0 and again.frontier.explore == 1.0
     drive(again, random.Random(3), 40)
     again.close("shutdown")

@@ -1,19 +1,14 @@
-"""A page's completion, shared by FocusScheduler and PageCompletionMiddleware.
+"""A tally of what each lease's page output still owes, for a distributed worker's outlinks
+(``focuscrawl.distributed.outlinks``).
 
-What each handed-out request (lease) still owes before its page is done: see
-``focuscrawl.seam.middlewares.journal`` for why.  Here so that the scheduler and the middleware
-meet in a module of their own instead of importing each other; the crawl's one Completion is
-``focuscrawl.seam.services.FocusServices.completion``.
+The single-process crawl keeps the same count on each lease of its
+``focuscrawl.seam.lifecycle.Lifecycle``; both answer ``PageCompletionMiddleware``'s
+``enabled`` / ``hold`` / ``release``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from focuscrawl.seam.meta import FROM, LEASE
-
-FROM_KEY = FROM  # meta of an outlink: the lease of the page that yielded it
 
 
 class Completion:
@@ -48,7 +43,3 @@ class Completion:
         if self.on_done is not None:
             self.on_done(lease)
 
-
-def lease_of(response: Any) -> int | None:
-    request = getattr(response, "request", None)
-    return None if request is None else request.meta.get(LEASE)

@@ -12,7 +12,7 @@ LINK = "focus"
 LEASE = "focus_lease"
 #: the server (``focuscrawl.seam.servers.ServerKeys``) the scheduler reserved the request's slot on
 SERVER = "focus_server"
-#: an outlink's origin: the lease of the page that yielded it (``focuscrawl.seam.completion``)
+#: an outlink's origin: the lease of the page that yielded it (``focuscrawl.seam.lifecycle``)
 FROM = "focus_from"
 #: the crawl order a fetched page was given (exported with its item)
 ORDER = "focus_order"
@@ -35,3 +35,10 @@ HOT = "focus_hot"
 
 #: keys of the request a copy (redirect, retry) was made from that must not travel with it
 TRANSIENT = (LEASE, STARTED, FINISHED, TOKEN, FROM, LEASE_LOST, ROBOTS_WAIT)
+
+
+def lease_of(response: object) -> int | None:
+    """The lease of the request ``response`` answers (None: not handed out by a focuscrawl
+    scheduler)."""
+    request = getattr(response, "request", None)
+    return None if request is None else request.meta.get(LEASE)

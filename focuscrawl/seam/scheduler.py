@@ -7,21 +7,22 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
 * owns the seen-set, so a rediscovered URL is a link to learn from (a better score, a shorter
   distance from a hot page), not a duplicate to drop,
 * hands out only requests whose server can take one now (``HostPolicy``), best order first,
-* counts pages and stops handing out at MAX_PAGES, exactly: a request counts against the budget
-  from the moment it is handed out until its download ends, and after if it gave a page (a 2xx
-  HTML response, ``records.is_page``),
-* with JOBDIR, keeps the crawl's state crash-safe in SQLite (``focuscrawl.core.frontier.stores``):
-  a snapshot plus a journal of every operation, so that the same command resumes after a clean
-  stop *or* a kill -9 (``focuscrawl.seam.persistence.jobdir.Jobdir``, which the scheduler holds).
+* reports each request's life to the crawl's ``focuscrawl.seam.lifecycle.Lifecycle``, which
+  counts pages and keeps the MAX_PAGES budget, exactly: a request counts against it from the
+  moment it is handed out until its download ends, and after if it gave a page (a 2xx HTML
+  response, ``records.is_page``),
+* reports every frontier operation to its crawl state (``focuscrawl.seam.persistence``): with
+  JOBDIR a journal in SQLite, so that the same command resumes after a clean stop *or* a
+  kill -9; without, nothing.
 
 Set alone as ``SCHEDULER`` in another project (no add-on, none of focuscrawl's middlewares), it
 still crawls in its order with per-server politeness: without a downloader middleware that
 sends ``request_finished`` (``PolitenessMiddleware``), it learns when a request it handed out
 reaches the downloader, what came back and when it left from Scrapy's public signals
 (``request_reached_downloader``, ``response_downloaded``, ``request_left_downloader``) and
-hands out only requests whose server is due.  robots.txt is then Scrapy's own
-``ROBOTSTXT_OBEY``.  What cannot start ends the crawl with one line and a close reason naming
-the cause (``focuscrawl.seam.outcome``).
+tells the lifecycle, and hands out only requests whose server is due.  robots.txt is then
+Scrapy's own ``ROBOTSTXT_OBEY``.  What cannot start ends the crawl with one line and a close
+reason naming the cause (``focuscrawl.seam.outcome``).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ from focuscrawl.core.frontier import Entry, Frontier, HostPolicy
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.completion import Completion
 from focuscrawl.seam.engine import Waker, downloading, pages_in_spider, warn_if_missing
+from focuscrawl.seam.lifecycle import Lifecycle
 from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, SERVER, TRANSIENT
 from focuscrawl.seam.options import frontier_options, strategy_without_keywords
 from focuscrawl.seam.outcome import (
@@ -53,7 +54,8 @@ from focuscrawl.seam.outcome import (
     refuse_start,
     watch,
 )
-from focuscrawl.seam.persistence.jobdir import Jobdir, JournalStore, _Lease, _link_tuple
+from focuscrawl.seam.persistence.ops import Op
+from focuscrawl.seam.persistence.state import CrawlState, NullState, crawl_state
 from focuscrawl.seam.records import Records, is_html, is_page
 from focuscrawl.seam.services import FocusServices, missing_message
 
@@ -82,14 +84,11 @@ class FocusScheduler:
         self._outcome: dict[int, tuple[int, bool]] = {}  # standalone: lease -> status, html
         self._refusal: CloseSpider | None = None  # the crawl cannot start: ends at spider_opened
         self.jobdir_path = job_dir(self.settings)
-        self.jobdir: Jobdir | None = None  # crash-safe persistence, made at open with JOBDIR
+        #: what is kept of the crawl: a journal with JOBDIR (made at open), else nothing
+        self.state: CrawlState = NullState()
         self.frontier: Frontier | None = None
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.spider: Spider | None = None
-        self.max_pages = 0
-        self.pages = 0  # pages fetched (non-redirect responses to requests handed out here)
-        self._leases: dict[int, Entry] = {}  # lease id -> entry, for requests handed out
-        self._lease_seq = 0
         self.strict = config.get(self.settings, "FOCUS_STRICT_ORDER")
         self.explain = config.get(self.settings, "FOCUS_EXPLAIN")
         # None: the crawl order's own default (Frontier.default_slack), known at open
@@ -112,32 +111,10 @@ class FocusScheduler:
         return self.services.policy
 
     @property
-    def completion(self) -> Completion:
+    def lifecycle(self) -> Lifecycle:
+        """The handed-out requests' lives: leases, pages fetched, the MAX_PAGES budget."""
         assert self.services is not None, "a FocusScheduler that did not start has no pages"
-        return self.services.completion
-
-    # -- the JOBDIR state (focuscrawl.seam.persistence.jobdir.Jobdir), as the crash-safety tests re
-    @property
-    def store(self) -> JournalStore | None:
-        """The journal, while a JOBDIR crawl is open (None without JOBDIR)."""
-        return self.jobdir.store if self.jobdir is not None else None
-
-    @property
-    def resumed(self) -> bool:
-        """This crawl continues a JOBDIR's earlier run."""
-        return self.jobdir is not None and self.jobdir.resumed
-
-    @property
-    def _open(self) -> dict[int, _Lease]:
-        return self.jobdir.open if self.jobdir is not None else {}
-
-    @property
-    def _order(self) -> int:
-        return self.jobdir.order if self.jobdir is not None else 0
-
-    @property
-    def _orders(self) -> dict[str, int]:
-        return self.jobdir.orders if self.jobdir is not None else {}
+        return self.services.lifecycle
 
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
@@ -146,7 +123,7 @@ class FocusScheduler:
         reason = BAD_SETTINGS
         try:
             options = self._options(spider)
-            self.max_pages = options.pop("max_pages")
+            max_pages = options.pop("max_pages")
             strategy = options.pop("strategy")
             self.slack = self._slack()
             self.services = FocusServices.of(self.crawler, self)
@@ -165,12 +142,11 @@ class FocusScheduler:
             # a URL whose robots.txt is unreachable waits here (next_request keeps its server
             # back), not refused and lost
             self.services.policy.holding = True
+            self.lifecycle.max_pages = max_pages
             if self.jobdir_path:
                 reason = BAD_JOBDIR
-                self.jobdir = Jobdir(self.crawler, self.jobdir_path, self.services,
-                                     counts=lambda: (self.pages, self._lease_seq))
-                self.pages, self._lease_seq = self.jobdir.load(self.frontier,
-                                                               self.order_options)
+            self.state = crawl_state(self.crawler, self.jobdir_path, self.lifecycle)
+            self.state.load(self.frontier, self.order_options)
             # the spider drops the outlinks the order would ignore (a URL handed out) or only
             # count as an in-link (a URL queued, in the learned order)
             self.services.known_urls.register(
@@ -182,9 +158,8 @@ class FocusScheduler:
             # the crawl ends once the spider has opened, every request it is given is dropped
             self.error = str(e)
             self.frontier = None
-            if self.jobdir is not None:  # a JOBDIR of another crawl: left as it was
-                self.jobdir.close()
-                self.jobdir = None
+            self.state.close()  # a JOBDIR of another crawl: left as it was
+            self.state = NullState()
             self._refusal = refuse_start(self.crawler, logger, reason, self.error)
             return
         if self.standalone:
@@ -192,10 +167,10 @@ class FocusScheduler:
             connect(self._reached, signal=signals.request_reached_downloader)
             connect(self._downloaded, signal=signals.response_downloaded)
             connect(self._left, signal=signals.request_left_downloader)
+        pages = self.lifecycle.pages
         logger.info(
-            "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, self.max_pages,
-            f", resumed with {len(self.frontier)} queued and {self.pages} fetched"
-            if self.pages else "",
+            "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, max_pages,
+            f", resumed with {len(self.frontier)} queued and {pages} fetched" if pages else "",
         )
 
     def _spider_opened(self) -> None:
@@ -218,16 +193,13 @@ class FocusScheduler:
         if self.services is not None and self.frontier is not None:
             self.services.known_urls.register(None)
         self._update_stats()
-        if self.store is not None and self.frontier is not None:
-            assert self.jobdir is not None
-            self.pages = self.jobdir.save(self.pages, self._lease_seq)
-            self._leases.clear()
-            self.jobdir.close()
         if self.frontier is not None:
+            self.state.save()
             self.frontier.close()  # its spill file (FOCUS_FRONTIER_MEMORY), if any
 
     def has_pending_requests(self) -> bool:
-        return self.frontier is not None and len(self.frontier) > 0 and self._budget() > 0
+        return (self.frontier is not None and len(self.frontier) > 0
+                and self.lifecycle.budget() > 0)
 
     def __len__(self) -> int:
         return len(self.frontier) if self.frontier is not None else 0
@@ -247,16 +219,15 @@ class FocusScheduler:
         assert records is not None
         url = records.url(request)
         if url is None:
-            self._settle(lease, source)
+            self.lifecycle.settle_from(lease, source)
             return False
         link = records.link(request, url)
-        if self.store is not None:
-            self.store.record("add", _link_tuple(link))
+        self.state.added(link)
         queued = records.queued(self.frontier.add(link))
         if not queued:
             if source is None and lease is not None and "redirect_times" in meta:
                 self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
-        self._settle(lease, source)
+        self.lifecycle.settle_from(lease, source)
         return queued
 
     def _drops(self, url: str, parent_score: float, parent: str | None = None) -> bool:
@@ -268,20 +239,19 @@ class FocusScheduler:
             return True
         if parent is None or not frontier.only_counts(url, parent, parent_score):
             return False
-        if self.store is not None:
-            self.store.record("inlink", url)
+        self.state.record(Op.INLINK, url)
         frontier.count_inlink(url)
         return True
 
     def next_request(self) -> Request | None:
         frontier = self.frontier
-        if frontier is None or self._budget() <= 0:
+        if frontier is None or self.lifecycle.budget() <= 0:
             return None
-        if self.store is not None and self.store.halted:
+        if self.state.halted:
             return None  # the disk is full: the crawl is stopping (focuscrawl.seam.output.diskfull)
         if self.strict and pages_in_spider(self.crawler):
             return None  # the engine asks again once the page has left the spider
-        if self.jobdir is not None and self.jobdir.at_open_limit():
+        if self.state.at_open_limit():
             return None  # the engine asks again when a page is done (it leaves the spider)
         policy = self.policy
         now = policy.clock()
@@ -298,28 +268,22 @@ class FocusScheduler:
                 held and held(h, now)), held)
         if entry is None:
             return None
-        self._lease_seq += 1
+        lease = self.lifecycle.hand_out(entry)  # journaled, its server's slot reserved
         assert self.records is not None
-        request = self.records.request(entry, self._lease_seq)
+        request = self.records.request(entry, lease.number)
         if self.explain:
             why = frontier.explain(entry)
             if why is not None:
                 request.meta[LINK]["why"] = why
-        self._leases[self._lease_seq] = entry
         if request.errback is None:
             request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
-        if self.store is not None:
-            assert self.jobdir is not None
-            self.jobdir.take(self._lease_seq, entry)
-        policy.reserve(entry.host)
         return request
 
     # -- signals ----------------------------------------------------------------------------
     def _page_scored(self, url: str, score: float, hot: bool, digest: Any = None,
                      **kwargs: Any) -> None:
         if self.frontier is not None:
-            if self.store is not None:
-                self.store.record("scored", url, score, hot, digest)
+            self.state.record(Op.SCORED, url, score, hot, digest)
             self.frontier.crawled(url, score, hot, digest)
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
@@ -327,38 +291,28 @@ class FocusScheduler:
     def _request_finished(self, request: Request, status: int | None, html: bool = True,
                           **kwargs: Any) -> None:
         """A handed-out request ended (politeness middleware): free its share of the budget."""
-        lease = request.meta.get(LEASE)
-        entry = self._leases.pop(lease, None) if lease is not None else None
-        if entry is None:
+        number = request.meta.get(LEASE)
+        if number is None or self.frontier is None:
             return
         page = is_page(status, html)
+        lease = self.lifecycle.downloaded(number, page)  # counted, journaled: a crawl order
+        if lease is None:
+            return
         if not page:
             # no page: an error or a file the spider skips (both teach the learned order that
             # the link was not worth its fetch), a redirect to follow (its target comes back
             # as a link of its own) or a URL sent back to wait for its robots.txt (never tried)
             learn = (status is None or not 300 <= status < 400) and not request.meta.get(
                 ROBOTS_WAIT)
-            if self.store is not None:
-                self.store.record("failed", entry.url, learn)
-            assert self.frontier is not None
-            self.frontier.failed(entry.url, learn)
+            self.state.record(Op.FAILED, lease.entry.url, learn)
+            self.frontier.failed(lease.entry.url, learn)
         if page:
-            self.pages += 1
-            if self.jobdir is None or self.store is None:
-                request.meta[ORDER] = self.pages
-            else:
-                request.meta[ORDER] = self.jobdir.count(lease)
-            self.stats.set_value("focus/pages_fetched", self.pages)
-        elif (status is None and self.store is not None
-              and request.errback not in (None, self._fetch_failed)):
-            self.completion.finish(lease)  # its own errback: no sure way to see it end
+            request.meta[ORDER] = lease.order
+            self.stats.set_value("focus/pages_fetched", self.lifecycle.pages)
+        elif status is None and request.errback not in (None, self._fetch_failed):
+            self.lifecycle.finish(number)  # its own errback: no sure way to see it end
 
     # -- helpers ----------------------------------------------------------------------------
-    def _settle(self, lease: int | None, source: int | None) -> None:
-        """A queued request pays what its origin owed (JOBDIR: see Jobdir.settle)."""
-        if self.jobdir is not None:
-            self.jobdir.settle(lease, source)
-
     def _wake_when_due(self, now: float) -> bool:
         """Ask the engine for a request again when the next waiting server is due.
 
@@ -373,7 +327,8 @@ class FocusScheduler:
         holds = policy.holds(now) if policy.held else None
         if holds:
             assert self.services is not None  # policy.held: the scheduler opened
-            busy = (bool(waiting) or bool(self._leases) or pages_in_spider(self.crawler)
+            busy = (bool(waiting) or self.lifecycle.downloading > 0
+                    or pages_in_spider(self.crawler)
                     or downloading(self.crawler) or self.services.seeds_pending)
             if busy:
                 waiting.extend(holds)
@@ -387,9 +342,6 @@ class FocusScheduler:
             return self.waker.can_wake()
         return self.waker.at(min(waiting), now)
 
-    def _budget(self) -> int:
-        return self.max_pages - self.pages - len(self._leases) if self.max_pages else 1
-
     def progress(self) -> dict[str, int] | None:
         """Figures for the focus log line (focuscrawl.seam.watch.logstats); None if the crawl never
         started."""
@@ -397,7 +349,8 @@ class FocusScheduler:
         if f is None:
             return None
         servers = self.policy.servers.values()
-        return {"pages": self.pages, "max_pages": self.max_pages, "queued": len(f),
+        lifecycle = self.lifecycle
+        return {"pages": lifecycle.pages, "max_pages": lifecycle.max_pages, "queued": len(f),
                 "hot": f.stats.get("pages_hot", 0), "servers": len(self.policy.servers),
                 "servers_busy": sum(1 for s in servers if s.active or s.pending)}
 
@@ -486,8 +439,8 @@ class FocusScheduler:
         request = getattr(failure, "request", None)
         if request is not None and self.standalone:
             self._dropped_before_download(request)
-        if request is not None and self.store is not None:
-            self.completion.finish(request.meta.get(LEASE))
+        if request is not None:
+            self.lifecycle.finish(request.meta.get(LEASE))
         return failure
 
     def _pop(self, ready: Any, held: Any) -> Entry | None:
@@ -499,12 +452,12 @@ class FocusScheduler:
         batches, flushes = st["batches"], st["flushes"]
         moves = st["spills"] + st["reloads"]
         entry = frontier.pop(ready, self.slack, held)
-        if self.store is not None:
-            for _ in range(st["batches"] - batches):
-                self.store.record("batch")  # Best-N-First chose a batch (maybe two)
-            if entry is None and st["flushes"] != flushes:
-                self.store.record("flush")  # a learned order scored its new links
-            if (entry is None and st["batches"] == batches
-                    and st["spills"] + st["reloads"] != moves):
-                self.store.record("balance")  # spilled or reloaded (a batch choice does too)
+        state = self.state
+        for _ in range(st["batches"] - batches):
+            state.record(Op.BATCH)  # Best-N-First chose a batch (maybe two)
+        if entry is None and st["flushes"] != flushes:
+            state.record(Op.FLUSH)  # a learned order scored its new links
+        if (entry is None and st["batches"] == batches
+                and st["spills"] + st["reloads"] != moves):
+            state.record(Op.BALANCE)  # spilled or reloaded (a batch choice does too)
         return entry

@@ -3,8 +3,9 @@
 The scheduler, the politeness, robots.txt and filter middlewares, the page-completion spider
 middleware and the feed storage work on a few common objects: the per-server politeness state
 (``HostPolicy``), each URL's server (``ServerKeys``: its host name or IP address), what each
-handed-out page still owes (``Completion``), the robots.txt rules already known, the
-irrelevant-directory statistics, whether this crawl resumes a JOBDIR, and which outlinks the
+handed-out request's life (``Lifecycle``: its lease, the page count, what its page still owes,
+whether this crawl resumes a JOBDIR), the robots.txt rules already known, the
+irrelevant-directory statistics, and which outlinks the
 crawl order would ignore (``KnownUrls``: the topic spider drops them before building a Request).
 One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
 settings.  Scrapy builds extensions before the engine builds the downloader, the spider
@@ -38,7 +39,7 @@ from focuscrawl import config
 from focuscrawl.core.frontier import HostPolicy
 from focuscrawl.core.traps import DirectoryStats
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.completion import Completion
+from focuscrawl.seam.lifecycle import Lifecycle
 from focuscrawl.seam.options import politeness_options
 from focuscrawl.seam.servers import ServerKeys
 
@@ -134,14 +135,11 @@ class FocusServices:
         self.settings = crawler.settings
         self._policy: HostPolicy | None = None
         self._servers: ServerKeys | None = None
-        self._completion: Completion | None = None
+        self._lifecycle: Lifecycle | None = None
         self._directories: DirectoryStats | None = None
         self._relevant_score = 0.0
         self._robots: RobotsRules | None = None
         self._known: KnownUrls | None = None
-        #: this crawl continues a JOBDIR's earlier run (set by the scheduler when it loads the
-        #: JOBDIR; the feed storage then appends instead of overwriting)
-        self.resumed = False
         #: the spider's start() may still yield seeds (``SeedsPendingMiddleware``): servers
         #: held for their robots.txt are waited for meanwhile
         self.seeds_pending = False
@@ -201,11 +199,11 @@ class FocusServices:
         return self._servers
 
     @property
-    def completion(self) -> Completion:
-        """What each handed-out page still owes (scheduler + PageCompletionMiddleware)."""
-        if self._completion is None:
-            self._completion = Completion()
-        return self._completion
+    def lifecycle(self) -> Lifecycle:
+        """The one owner of each handed-out request's life (``focuscrawl.seam.lifecycle``)."""
+        if self._lifecycle is None:
+            self._lifecycle = Lifecycle(self.policy)
+        return self._lifecycle
 
     @property
     def directories(self) -> DirectoryStats | None:

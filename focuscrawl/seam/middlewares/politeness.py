@@ -53,6 +53,7 @@ class PolitenessMiddleware:
         self.crawler = crawler
         services = FocusServices.of(crawler, self)
         self.policy = services.policy
+        self.lifecycle = services.lifecycle  # a handed-out request's reservation is its own
         self.servers = services.servers
         self._waiters: dict[str, list[asyncio.Future]] = {}
         self.gc = GcTuning(crawler)
@@ -80,7 +81,10 @@ class PolitenessMiddleware:
                 await future
             else:
                 await asyncio.sleep(wait)
-        policy.start(server, reserved=LEASE in meta)
+        if LEASE in meta:
+            self.lifecycle.started(server)
+        else:
+            policy.start(server, reserved=False)
         # The request is written to its socket on a later turn of the event loop; a long
         # callback or a GC pause in between delays it.  Count the next delay from then.
         asyncio.get_running_loop().call_soon(policy.sent, server)
@@ -113,7 +117,7 @@ class PolitenessMiddleware:
                 if not future.done():
                     future.set_result(None)
         elif LEASE in meta:
-            self.policy.unreserve(server)
+            self.lifecycle.dropped(server)
         if LEASE in meta:
             self.crawler.signals.send_catch_log(
                 focus_signals.request_finished, request=request, status=status, html=html,

@@ -154,7 +154,7 @@ class SafeFileFeedStorage(FileFeedStorage):
         settings = crawler.settings if crawler is not None else None
         jobdir = bool(settings and settings.get("JOBDIR"))
         services = crawler.get_extension(FocusServices) if crawler is not None else None
-        resumed = services is not None and services.resumed
+        resumed = services is not None and services.lifecycle.resumed
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
         overwrite = self.write_mode == "wb" and not resumed

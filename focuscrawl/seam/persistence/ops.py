@@ -1,0 +1,40 @@
+"""The journal's operations, named once (``focuscrawl.seam.persistence.jobdir``).
+
+Each is stored as its value (a short string), so a JOBDIR written before this enum existed
+replays unchanged.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from focuscrawl.core.frontier import Link
+
+
+class Op(str, Enum):
+    #: a link reported (its :func:`link_fields`)
+    ADD = "add"
+    #: a link the spider dropped unbuilt that the learned order counted as one more in-link
+    INLINK = "inlink"
+    #: Best-N-First chose its next batch
+    BATCH = "batch"
+    #: a URL handed out, with its lease
+    TAKE = "take"
+    #: a page's score, hotness and digest
+    SCORED = "scored"
+    #: a URL that gave no page (and whether the order learns from it)
+    FAILED = "failed"
+    #: the learned order scored its new links while choosing nothing
+    FLUSH = "flush"
+    #: a frontier over FOCUS_FRONTIER_MEMORY spilled or took back a batch, choosing nothing
+    BALANCE = "balance"
+    #: a response counted against MAX_PAGES, with its crawl order
+    FINISHED = "finished"
+    #: everything the page produced is queued and its item written
+    DONE = "done"
+
+
+def link_fields(link: Link) -> tuple:
+    """What the journal keeps of a reported link: ``Link(*fields)`` rebuilds it."""
+    return (link.url, link.host, link.anchor, link.parent, link.parent_score, link.parent_hot,
+            link.depth, link.keyword, link.force, link.payload, str(link.context), link.chrome)

@@ -227,7 +227,8 @@ class FocusScheduler:
         if not queued:
             if source is None and lease is not None and "redirect_times" in meta:
                 self.stats.inc_value("focus/rejected/redirect_to_seen")  # a loop, or known
-        self.lifecycle.settle_from(lease, source)
+        if lease is not None or source is not None:  # a redirect, a retry, a page's outlink
+            self.lifecycle.settle_from(lease, source)
         return queued
 
     def _drops(self, url: str, parent_score: float, parent: str | None = None) -> bool:

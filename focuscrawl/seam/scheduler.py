@@ -143,8 +143,7 @@ class FocusScheduler:
             # back), not refused and lost
             self.services.policy.holding = True
             self.lifecycle.max_pages = max_pages
-            if self.jobdir_path:
-                reason = BAD_JOBDIR
+            reason = BAD_JOBDIR  # only a journaled state can fail to load
             self.state = crawl_state(self.crawler, self.jobdir_path, self.lifecycle)
             self.state.load(self.frontier, self.order_options)
             # the spider drops the outlinks the order would ignore (a URL handed out) or only

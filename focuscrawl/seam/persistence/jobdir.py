@@ -43,8 +43,7 @@ from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
 from focuscrawl.seam.meta import lease_of
 from focuscrawl.seam.output.diskfull import is_disk_full, stop_crawl
-from focuscrawl.seam.persistence import migrations
-from focuscrawl.seam.persistence.migrations import STATE_VERSION
+from focuscrawl.seam.persistence.migrations import STATE_VERSION, adopt, upgrade
 from focuscrawl.seam.persistence.ops import Op, link_fields
 
 if TYPE_CHECKING:
@@ -254,8 +253,8 @@ class JournaledState:
     def _restore(self, state: dict[str, Any]) -> None:
         frontier = self.frontier
         assert frontier is not None
-        taken = migrations.upgrade(state, self.order_options, self._state_path())
-        migrations.adopt(frontier, self.order_options, taken, self.path)
+        taken = upgrade(state, self.order_options, self._state_path())
+        adopt(frontier, self.order_options, taken, self.path)
         saved = state.get("order_options")
         if saved is not None:
             self._check_order_options(saved)

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from focuscrawl.seam.persistence.jobdir import JournaledState
+
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
     from focuscrawl.core.frontier import Frontier, Link
+    from focuscrawl.seam.lifecycle import Lifecycle
     from focuscrawl.seam.persistence.ops import Op
 
 
@@ -69,3 +74,8 @@ class NullState:
 
     def close(self) -> None:
         pass
+
+
+def crawl_state(crawler: Crawler, jobdir: str | None, lifecycle: Lifecycle) -> CrawlState:
+    """The crawl's state: journaled in ``jobdir`` (observing ``lifecycle``), or none."""
+    return JournaledState(crawler, jobdir, lifecycle) if jobdir else NullState()

@@ -184,7 +184,7 @@ class FocusServices:
     # -- the parts ---------------------------------------------------------------------------
     @property
     def policy(self) -> HostPolicy:
-        """Per-server politeness state: the scheduler reserves, the middlewares start/finish."""
+        """Per-server politeness state: the lifecycle reserves, the middlewares start/finish."""
         if self._policy is None:
             s = self.settings
             self._policy = HostPolicy(**politeness_options(s),

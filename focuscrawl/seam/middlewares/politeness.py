@@ -3,7 +3,9 @@
 Runs last among downloader middlewares on the way out (order 950, after robots.txt) and first on
 the way back, so it sees every response and every error — including a response another
 middleware turned into a redirect or retry — and frees the server slot exactly once.
-The scheduler reserves slots when it hands requests out (see ``focuscrawl.core.frontier.hosts``);
+A slot is reserved when the scheduler hands a request out, and a reserved request started or
+dropped here, through the crawl's ``focuscrawl.seam.lifecycle.Lifecycle`` (see also
+``focuscrawl.core.frontier.hosts``);
 requests it never saw, such as robots.txt, are held here until their server is free.
 
 A request leaves on a later turn of the event loop than the one that started it; anything that

@@ -26,6 +26,7 @@ only caller on the scheduler's side.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
 class Lease:
     """One request handed out and not yet settled."""
 
-    __slots__ = ("number", "entry", "downloading", "open", "counted", "order", "owes")
+    __slots__ = ("number", "entry", "downloading", "open", "counted", "order", "owes", "started",
+                 "answer")
 
     def __init__(self, number: int, entry: Entry, *, downloading: bool = True,
                  counted: bool = False, order: int | None = None) -> None:
@@ -49,6 +51,10 @@ class Lease:
         self.counted = counted  # its response counted against MAX_PAGES
         self.order = order  # the crawl order it was given
         self.owes = 0  # what its page's output still owes (output tracked only)
+        #: the scheduler alone: when its download started, and the status and whether HTML it
+        #: came back with (Scrapy's signals tell them apart; PolitenessMiddleware keeps its own)
+        self.started: float | None = None
+        self.answer: tuple[int, bool] | None = None
 
 
 class Observer(Protocol):
@@ -110,13 +116,49 @@ class Lifecycle:
         self.policy.reserve(entry.host)
         return lease
 
-    def started(self, server: str) -> None:
-        """A handed-out request starts its download: its reservation becomes a connection."""
-        self.policy.start(server, reserved=True)
+    def started(self, server: str, number: int | None = None) -> bool:
+        """A handed-out request starts its download: its reservation becomes a connection.
 
-    def dropped(self, server: str) -> None:
-        """A handed-out request ended before it started: its reservation is freed."""
+        With ``number`` (the scheduler alone, told by Scrapy's signals, which also carry
+        requests it did not hand out) only a lease still downloading and not yet started
+        starts, and keeps when; whether it did."""
+        if number is not None:
+            lease = self.leases.get(number)
+            if lease is None or not lease.downloading or lease.started is not None:
+                return False
+            lease.started = time.monotonic()
+        self.policy.start(server, reserved=True)
+        return True
+
+    def answered(self, number: int | None, status: int, html: bool) -> None:
+        """The scheduler alone: lease ``number``'s response came back (kept until it leaves
+        the downloader, when :meth:`left` gives it)."""
+        lease = self.leases.get(number) if number is not None else None
+        if lease is not None and lease.started is not None:
+            lease.answer = (status, html)
+
+    def left(self, server: str, number: int) -> tuple[int | None, bool] | None:
+        """The scheduler alone: lease ``number`` left the downloader; its server's connection
+        is freed (the time it took feeds the server's delay).  The status and whether HTML it
+        came back with ((None, True): no response), or None if it had not started."""
+        lease = self.leases.get(number)
+        if lease is None or lease.started is None:
+            return None
+        self.policy.finish(server, time.monotonic() - lease.started)
+        lease.started = None
+        answer, lease.answer = lease.answer, None
+        return answer if answer is not None else (None, True)
+
+    def dropped(self, server: str, number: int | None = None) -> bool:
+        """A handed-out request ended before it started: its reservation is freed.  With
+        ``number`` (the scheduler alone) only a lease still downloading and not started;
+        whether it was."""
+        if number is not None:
+            lease = self.leases.get(number)
+            if lease is None or not lease.downloading or lease.started is not None:
+                return False
         self.policy.unreserve(server)
+        return True
 
     # -- downloaded, counted --------------------------------------------------------------
     def downloaded(self, number: int, page: bool) -> Lease | None:

@@ -28,7 +28,6 @@ reason naming the cause (``focuscrawl.seam.outcome``).
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -80,8 +79,6 @@ class FocusScheduler:
         self.services: FocusServices | None = None
         #: no PolitenessMiddleware: this scheduler keeps politeness from Scrapy's signals
         self.standalone = False
-        self._started: dict[int, float] = {}  # standalone: lease -> reached the downloader
-        self._outcome: dict[int, tuple[int, bool]] = {}  # standalone: lease -> status, html
         self._refusal: CloseSpider | None = None  # the crawl cannot start: ends at spider_opened
         self.jobdir_path = job_dir(self.settings)
         #: what is kept of the crawl: a journal with JOBDIR (made at open), else nothing
@@ -371,33 +368,27 @@ class FocusScheduler:
                     "SPIDER_MIDDLEWARES"]))
 
     # -- standalone politeness: Scrapy's public signals, in PolitenessMiddleware's place -----
+    # Scrapy's signals carry every request (robots.txt ones too): only leases are ours
     def _reached(self, request: Request) -> None:
-        lease = request.meta.get(LEASE)
-        if lease in self._leases and lease not in self._started:
-            self.policy.start(request.meta[SERVER], reserved=True)
-            self._started[lease] = time.monotonic()
+        meta = request.meta
+        if LEASE in meta and self.lifecycle.started(meta[SERVER], meta[LEASE]):
             self.stats.inc_value("focus/politeness/started")
 
     def _downloaded(self, response: Any, request: Request) -> None:
-        lease = request.meta.get(LEASE)
-        if lease in self._started:
-            self._outcome[lease] = (response.status, is_html(response))
+        self.lifecycle.answered(request.meta.get(LEASE), response.status, is_html(response))
 
     def _left(self, request: Request) -> None:
-        lease = request.meta.get(LEASE)
-        started = self._started.pop(lease, None) if lease is not None else None
-        if started is None:
-            return
-        self.policy.finish(request.meta[SERVER], time.monotonic() - started)
-        status, html = self._outcome.pop(lease, (None, True))
-        self._request_finished(request, status, html)
+        meta = request.meta
+        answer = self.lifecycle.left(meta[SERVER], meta[LEASE]) if LEASE in meta else None
+        if answer is not None:
+            status, html = answer
+            self._request_finished(request, status, html)
 
     def _dropped_before_download(self, request: Request) -> None:
         """Standalone: a request refused on its way to the downloader (Scrapy's robots.txt or
         offsite middleware) frees its server's reservation and its share of the budget."""
-        lease = request.meta.get(LEASE)
-        if lease in self._leases and lease not in self._started:
-            self.policy.unreserve(request.meta[SERVER])
+        meta = request.meta
+        if LEASE in meta and self.lifecycle.dropped(meta[SERVER], meta[LEASE]):
             self._request_finished(request, None)
 
     def _options(self, spider: Spider) -> dict[str, Any]:

@@ -32,12 +32,12 @@ import os
 import pickle
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals as scrapy_signals
 
 from focuscrawl.config import JournalOptions
-from focuscrawl.core.frontier import Frontier, Link
+from focuscrawl.core.frontier import BestNFirst, Frontier, Link
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
@@ -290,9 +290,8 @@ class JournaledState:
                 logger.warning("journal: %s was handed out but is not queued", url)
                 self.stats.inc_value("focus/journal/inconsistent")
         elif kind is Op.BATCH:
-            open_batch = getattr(frontier, "open_batch", None)
-            if open_batch is not None:
-                open_batch()
+            if frontier.capabilities.batches:
+                cast(BestNFirst, frontier).open_batch()
             else:
                 frontier.pop(_never)
         elif kind is Op.SCORED:

@@ -8,11 +8,11 @@ an old crawl must resume under.  A rule goes when no JOBDIR of the version it se
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from focuscrawl.core.frontier import Frontier
-from focuscrawl.core.learned import EXPLORE
 from focuscrawl.core.frontier.stores import StoreError
+from focuscrawl.core.learned import EXPLORE, Learned
 from focuscrawl.seam import options
 
 logger = logging.getLogger(__name__)
@@ -66,8 +66,8 @@ def adopt(frontier: Frontier, current: dict[str, Any], taken: dict[str, Any],
             continue
         if name == "frontier_memory":
             frontier.set_memory_limit(value)
-        elif name == "explore" and hasattr(frontier, "explore"):
-            frontier.explore = value
+        elif name == "explore" and frontier.capabilities.explores:
+            cast(Learned, frontier).explore = value
         setting = "FOCUS_FRONTIER_MEMORY" if name == "frontier_memory" else "FOCUS_EXPLORE"
         logger.info("JOBDIR %s: this crawl started under %s=%s (the default then) and resumes "
                     "under it", where, setting, value)

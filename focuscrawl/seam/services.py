@@ -44,8 +44,6 @@ from focuscrawl.seam.options import politeness_options
 from focuscrawl.seam.servers import ServerKeys
 
 if TYPE_CHECKING:
-    from urllib.parse import ParseResult
-
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -56,7 +54,7 @@ _S = TypeVar("_S", bound="FocusServices")
 class RobotsRules(Protocol):
     """What the trap filter asks of the robots.txt middleware."""
 
-    def disallows(self, url: str, parts: ParseResult) -> bool:
+    def disallows(self, url: str) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown)."""
         ...
 

@@ -110,7 +110,9 @@ class Dashboard:
             resource = DashboardResource(self.status.get, lambda: exposition(self.registry),
                                          self.token)
             try:
-                self.listening = reactor.listenTCP(self.port, QuietSite(resource),
+                # zope interface methods have no self: without the mypy-zope plugin mypy
+                # reads IReactorTCP.listenTCP's port as self and the factory as the port
+                self.listening = reactor.listenTCP(self.port, QuietSite(resource),  # type: ignore[arg-type]
                                                    interface=self.host)
             except CannotListenError as e:
                 self.error = (f"the dashboard cannot listen on {self.host}:{self.port} "
@@ -121,7 +123,7 @@ class Dashboard:
         services = self.crawler.get_extension(FocusServices)
         self._servers = services.servers if services is not None else None
         assert self.listening is not None
-        port = self.listening.getHost().port
+        port = self.listening.getHost().port  # type: ignore[misc]  # zope: no self (above)
         shown = f"[{self.host}]" if ":" in self.host else self.host
         logger.info("Dashboard: http://%s:%d/", shown, port)
         if self._redis() is not None:
@@ -134,7 +136,8 @@ class Dashboard:
 
         logger.error("focuscrawl: %s", message)
         self.crawler.stats.set_value(START_ERROR_STAT, message)
-        reactor.callLater(0, scrapy_engine.close, self.crawler, "dashboard_refused")
+        # zope interface methods have no self: mypy reads callLater's delay as self
+        reactor.callLater(0, scrapy_engine.close, self.crawler, "dashboard_refused")  # type: ignore[arg-type]
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._cluster_loop is not None and self._cluster_loop.running:
@@ -153,7 +156,7 @@ class Dashboard:
 
             logger.info("Dashboard: serving the final figures for %gs", self.linger)
             await maybe_deferred_to_future(task.deferLater(reactor, self.linger, lambda: None))
-        stopped = listening.stopListening()
+        stopped = listening.stopListening()  # type: ignore[misc]  # zope: no self
         if stopped is not None:
             await maybe_deferred_to_future(stopped)
 

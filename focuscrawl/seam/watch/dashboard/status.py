@@ -47,7 +47,7 @@ COUNTERS = {
 
 
 def _total(stats: dict[str, Any], names: tuple[str, ...]) -> int:
-    total = 0
+    total: float = 0
     for name in names:
         if name.endswith("*"):
             prefix = name[:-1]

@@ -18,6 +18,7 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import Any
 
+from twisted.web.http import Request as HTTPRequest
 from twisted.web.resource import Resource
 from twisted.web.server import Request, Site
 
@@ -109,5 +110,5 @@ class DashboardResource(Resource):
 class QuietSite(Site):
     """No access log line per request (the page polls every second)."""
 
-    def log(self, request: Request) -> None:
+    def log(self, request: HTTPRequest) -> None:
         pass

@@ -133,7 +133,7 @@ class FocusScheduler:
             self.frontier = make_frontier(strategy, **options)
             assert self.services is not None  # _check_components
             self.records = Records(self.stats, self.services.servers, spider,
-                                   learns=getattr(self.frontier, "learns", False))
+                                   learns=self.frontier.capabilities.learns)
             if self.slack is None:
                 self.slack = self.frontier.default_slack
             # a URL whose robots.txt is unreachable waits here (next_request keeps its server

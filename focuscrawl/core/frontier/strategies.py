@@ -24,11 +24,11 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
 from typing import Any, ClassVar
 
 from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
 from ..urls import scheme_twin
+from .insight import queue_insight
 from .linkgraph import LinkGraph
 from .queues import Entry, Key, ServerQueues
 from .spill import Spilled, Spilling, SpillStore, memory_stats
@@ -478,22 +478,9 @@ class Frontier:
         return {"frontier": len(self)}
 
     def insight(self, sample: int = 20_000, bins: int = 10) -> dict[str, Any]:
-        """What a dashboard shows of this order, as plain data (read only): URLs queued in
-        memory and on disk, and how the priorities of those in memory spread over ``bins``
-        equal bins of [0, 1] (the last one takes every priority above; an evenly strided
-        sample of at most ``sample`` entries, counts scaled back up)."""
-        entries = self.entries
-        step = max(1, -(-len(entries) // sample))
-        counts = [0] * bins
-        value = self.value
-        for entry in islice(entries.values(), 0, None, step):
-            v = value(entry)
-            v = entry.score if v is None else v
-            counts[min(bins - 1, max(0, int(v * bins)))] += step
-        return {"strategy": self.name, "memory": len(entries),
-                "disk": len(self.spilled) if self.spilled is not None else 0,
-                "priorities": {"edges": [round(i / bins, 3) for i in range(bins + 1)],
-                               "counts": counts}}
+        """What a dashboard shows of this order, as plain data (read only; see
+        :func:`focuscrawl.core.frontier.insight.queue_insight`)."""
+        return queue_insight(self, sample, bins)
 
     def explain(self, entry: Entry) -> dict[str, float] | None:
         """Why ``entry`` (just handed out) was worth its priority, part by part, for an order

@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from focuscrawl.demo.webserver import Page, ServerProcess, analyze  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
 
 WORDS = ("regex pattern match engine syntax group river stone cloud garden paper window "
          "music travel market").split()

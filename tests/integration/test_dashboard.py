@@ -29,8 +29,7 @@ from focuscrawl.seam.render import CHROMIUM_ARGS, chromium_path
 from focuscrawl.seam.watch.dashboard import parse_address
 from focuscrawl.seam.watch.dashboard.tracker import Series, Tracker
 from focuscrawl.seam.watch.dashboard.web import loopback, page
-
-from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
+from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 KEYWORDS = "regular expression pattern match"
@@ -152,8 +151,7 @@ def test_tracker_keeps_the_best_pages_and_counts_per_server() -> None:
 
 def test_insight_tells_the_queue_and_what_the_learned_order_learnt() -> None:
     from focuscrawl.core.orders import make_frontier
-
-    from .test_learned import hidden_web, virtual_crawl
+    from tests.support.learned import hidden_web, virtual_crawl
 
     web = hidden_web()
     frontier = make_frontier("learned", keywords="glacier", learn_every=5)

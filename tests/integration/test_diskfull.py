@@ -27,8 +27,14 @@ from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam.output.diskfull import is_disk_full
 from focuscrawl.seam.output.feeds import LineFile
 from focuscrawl.seam.persistence.jobdir import STATE_FILE, JournalStore
-
-from .jobdir_site import crawl_command, page_fetches, page_urls, read_lines, site, start_crawl
+from tests.support.jobdir_site import (
+    crawl_command,
+    page_fetches,
+    page_urls,
+    read_lines,
+    site,
+    start_crawl,
+)
 
 INJECT = Path(__file__).resolve().parent / "enospc"
 CONCURRENCY = 8

@@ -23,9 +23,8 @@ import pytest
 
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.distributed.frontier import RedisFrontier
-
-from .redis_server import RedisServer
-from .test_distributed import ROBOTS, Cluster, fetched_pages, reachable, requested, site
+from tests.support.distributed import ROBOTS, Cluster, fetched_pages, reachable, requested, site
+from tests.support.redis_server import RedisServer
 
 PAGES = 20  # per host: 6 hosts, 124 URLs
 UNREACHABLE = "is unreachable"

@@ -18,10 +18,9 @@ from focuscrawl.distributed.frontier import RedisFrontier, add_op, crawled_op, s
 from focuscrawl.distributed.hosts import SlotEnd
 from focuscrawl.distributed.known import KnownLinks
 from focuscrawl.seam.services import FocusServices
-
-from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
-from .test_distributed import CASES, InRedis, Reference, random_web, virtual_crawl
-from .test_distributed_batch import fetch_one, open_worker, run_page, script_calls
+from tests.support.distributed import CASES, InRedis, Reference, random_web, virtual_crawl
+from tests.support.distributed_batch import fetch_one, open_worker, run_page, script_calls
+from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
 
 # --------------------------------------------------------------------------- KnownLinks alone

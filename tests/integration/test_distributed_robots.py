@@ -37,9 +37,8 @@ from focuscrawl.distributed.robotscache import RedisRobotsCache, SharedRobots
 from focuscrawl.seam.addon import FocusCrawl
 from focuscrawl.seam.middlewares.robots import DISALLOW_ALL, RobotsTxtMiddleware, RobotsWait
 from focuscrawl.seam.services import FocusServices
-
-from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
-from .test_distributed import DELAY, Cluster, stat, wait_until
+from tests.support.distributed import DELAY, Cluster, stat, wait_until
+from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
 UA = "focuscrawl/0.1 (+test)"
 KEY = "http://a.test:80"
@@ -383,8 +382,7 @@ def test_a_held_server_waits_cluster_wide_until_nothing_else_is_left(redis_serve
     can be, or while a lease is out; once nothing else is left the hold ends, and that server
     is not held again."""
     from focuscrawl.core.frontier import Link
-
-    from .test_distributed import frontier_for
+    from tests.support.distributed import frontier_for
 
     client = redis_server.client()
     f = frontier_for(client, "hold:", "w0")
@@ -409,8 +407,7 @@ def test_a_held_server_waits_while_a_live_worker_may_still_yield_seeds(redis_ser
     are (its last POP), every worker finds the hold standing; a worker that died with seeds
     pending holds nothing back."""
     from focuscrawl.core.frontier import Link
-
-    from .test_distributed import frontier_for
+    from tests.support.distributed import frontier_for
 
     client = redis_server.client()
     w0 = frontier_for(client, "seeding:", "w0")

@@ -12,8 +12,7 @@ from scrapy import signals
 
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam import engine
-
-from .conftest import crawl, project_settings
+from tests.support.project import crawl, project_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = {"e.test": {"/": Page("<html><title>alpha</title><body>alpha <a href='/2'>2</a>"

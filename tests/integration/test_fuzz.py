@@ -24,8 +24,7 @@ from focuscrawl.core.extract import ExtractedPage, _Joiner, extract
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam.scheduler import FocusScheduler
 from spiders.topic import TopicSpider
-
-from .conftest import SCHEDULER_PARTS, project_settings
+from tests.support.project import SCHEDULER_PARTS, project_settings
 
 EXAMPLES = int(os.environ.get("FOCUS_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,

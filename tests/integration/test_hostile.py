@@ -16,8 +16,8 @@ from collections import Counter, defaultdict
 
 import pytest_twisted
 
-from .conftest import crawl, project_settings
-from .hostile_web import CASES, TOPIC, HostileWeb
+from tests.support.hostile_web import CASES, TOPIC, HostileWeb
+from tests.support.project import crawl, project_settings
 
 MiB = 1024 * 1024
 

@@ -12,8 +12,7 @@ from redis.exceptions import ResponseError
 import focuscrawl
 from focuscrawl.distributed import scripts
 from focuscrawl.distributed.connection import RedisLink
-
-from .redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
+from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
 LUA = files("focuscrawl.distributed") / "lua"
 

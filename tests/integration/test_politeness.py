@@ -26,8 +26,7 @@ from focuscrawl.core.traps import UrlRules
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam import servers as focus_servers
 from focuscrawl.seam.services import FocusServices
-
-from .conftest import crawl, project_settings
+from tests.support.project import crawl, project_settings
 
 JITTER = 0.03  # seconds: loopback and event-loop jitter between a start and its arrival
 DELAY = 0.2
@@ -369,8 +368,7 @@ def test_the_collector_is_set_for_the_crawl_and_restored_at_close() -> None:
     from scrapy.utils.test import get_crawler
 
     from focuscrawl.seam.middlewares.politeness import PolitenessMiddleware
-
-    from .conftest import SERVICES
+    from tests.support.project import SERVICES
 
     class _Spider(Spider):
         name = "collector"

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.demo.webserver import ServerProcess
-
-from .jobdir_site import (
+from tests.support.jobdir_site import (
     crawl_command,
     line_count,
     page_fetches,

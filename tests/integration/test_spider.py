@@ -15,8 +15,7 @@ from scrapy.http import HtmlResponse, Request
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.services import KnownUrls
 from spiders.topic import TopicSpider
-
-from .conftest import crawl, project_settings
+from tests.support.project import crawl, project_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

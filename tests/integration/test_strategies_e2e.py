@@ -21,8 +21,7 @@ from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import canonical, host
 from focuscrawl.demo.webserver import Page, ServerProcess
-
-from .conftest import crawl, project_settings
+from tests.support.project import crawl, project_settings
 
 HOSTS = ["alpha.test", "beta.test", "gamma.test"]
 WORDS = "river stone cloud garden paper window music travel market engine".split()

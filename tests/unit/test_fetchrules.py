@@ -17,8 +17,7 @@ from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.middlewares.fetchrules import FetchRulesMiddleware
 from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
 from spiders.topic import TopicSpider
-
-from .conftest import project_settings
+from tests.support.project import project_settings
 
 LIMIT = 100 * 1024
 HOST = "fetch.test"

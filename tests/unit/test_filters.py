@@ -13,8 +13,7 @@ from focuscrawl.core.traps import DirectoryStats, ServerCap, UrlRules, is_near
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.middlewares.filters import GateMiddleware, LinkFilterMiddleware
-
-from .conftest import SERVICES, crawl, project_settings
+from tests.support.project import SERVICES, crawl, project_settings
 
 
 # -- the rules ------------------------------------------------------------------------------

@@ -27,100 +27,10 @@ from focuscrawl.core.learned import (
 from focuscrawl.core.learned.bandit import HostBandit
 from focuscrawl.core.learned.training import Trainer
 from focuscrawl.core.orders import make_frontier
-from focuscrawl.core.relevance import Topic, tokenize
+from focuscrawl.core.relevance import Topic
 from focuscrawl.core.urls import host
-
-from .conftest import SCHEDULER_PARTS
-
-# -- a web where the topic hides behind off-topic hubs ---------------------------------------
-# A portal links to 30 section hubs; each hub (off-topic itself) links to 10 pages.  Three
-# sections are about glaciers: their pages say "glacier", and the hubs' links to them read
-# "moraine field notes N".  The other sections' links read "tax form N", "bread recipe N", ...
-# Best-first gives every page of an off-topic hub the same priority, so it finds the glacier
-# pages at the rate they occur; a crawler that learns which anchor words lead to relevant pages
-# goes for the "moraine" links once it has fetched a few.
-TOPIC = "glacier"
-OFF_TOPICS = ["tax form", "bread recipe", "train timetable", "chess opening", "garden shed",
-              "violin lesson", "tide table", "paint colour", "bus route"]
-
-
-def hidden_web(seed: int = 1) -> dict[str, tuple[str, str, list[tuple[str, str]]]]:
-    """url -> (title, text, [(link url, anchor)])."""
-    rng = random.Random(seed)
-    web: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
-    sections = [f"http://s{i}.test/" for i in range(30)]
-    glacier = set(rng.sample(range(10, 30), 3))  # never among the portal's first links
-    filler = "the of page this site section information contact about news".split()
-    hubs = []
-    for i, base in enumerate(sections):
-        leaves = []
-        subject = "moraine field notes" if i in glacier else rng.choice(OFF_TOPICS)
-        for k in range(10):
-            url = f"{base}p{k}.html"
-            words = [rng.choice(filler) for _ in range(60)]
-            if i in glacier:
-                words += ["glacier"] * rng.randint(3, 8) + ["moraine", "ice", "crevasse"]
-            else:
-                words += subject.split() * 3
-            web[url] = (f"{subject} {k}", " ".join(words), [(f"{base}index.html", "up")])
-            leaves.append((url, f"{subject} {k}"))
-        web[f"{base}index.html"] = (f"Section {i}", " ".join(rng.choice(filler) for _ in range(80)),
-                                    leaves)
-        hubs.append((f"{base}index.html", f"Section {i}"))
-    web["http://portal.test/"] = ("Portal", "welcome to the portal of many sections", hubs)
-    return web
-
-
-def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None,
-                  in_flight_at=None, drop_ignored=False, dropped_counted=None):
-    """Fetch from the frontier, report each page as the spider does, add its links.  At
-    ``snapshot_at`` pages, go on from a restored snapshot; at ``in_flight_at``, stop with a URL
-    handed out and put it back, as a JOBDIR resume does; ``drop_ignored``: a link the
-    frontier ignores is never added, as the topic spider drops it, nor one it only counts
-    (counted instead, as the scheduler does for the spider; appended to
-    ``dropped_counted``)."""
-    if dropped_counted is None:
-        dropped_counted = []
-    topic = Topic(TOPIC)
-    for s in seeds:
-        frontier.add(Link(s, host=host(s), keyword=topic.mentions(s)))
-    order: list[str] = []
-    while len(order) < limit:
-        if snapshot_at is not None and len(order) == snapshot_at:
-            state = pickle.loads(pickle.dumps(frontier.snapshot()))
-            frontier = remake()
-            frontier.restore(state)
-        if in_flight_at is not None and len(order) == in_flight_at:
-            stopped = frontier.pop()
-            assert stopped is not None
-            state = pickle.loads(pickle.dumps(frontier.snapshot()))
-            frontier = remake()
-            frontier.restore(state)
-            frontier.requeue(Entry.from_fields(stopped.fields()))
-        entry = frontier.pop()
-        if entry is None:
-            break
-        order.append(entry.url)
-        if entry.url not in web:
-            frontier.failed(entry.url)
-            continue
-        title, text, links = web[entry.url]
-        scored = topic.score_page(title, text)
-        tokens = tokenize(title) + tokenize(text)
-        digest = PageDigest.from_counts(Counter(tokens), topic.hits(tokens))
-        frontier.crawled(entry.url, scored.score, scored.hot, digest)
-        for url, anchor in links:
-            if drop_ignored and frontier.ignores(url, scored.score):
-                continue
-            if drop_ignored and frontier.only_counts(url, entry.url, scored.score):
-                frontier.count_inlink(url)  # as the scheduler's answer to the spider does
-                dropped_counted.append(url)
-                continue
-            frontier.add(Link(url, host=host(url), anchor=anchor, parent=entry.url,
-                              parent_score=scored.score, parent_hot=scored.hot,
-                              depth=entry.depth + 1, context=f"{title} {anchor}",
-                              keyword=topic.mentions(anchor) or topic.mentions(url)))
-    return order
+from tests.support.learned import TOPIC, hidden_web, virtual_crawl
+from tests.support.project import SCHEDULER_PARTS
 
 
 def relevant(web) -> set[str]:

@@ -39,8 +39,7 @@ from focuscrawl.seam.middlewares.robots import (
 from focuscrawl.seam.middlewares.start import SeedsPendingMiddleware
 from focuscrawl.seam.services import FocusServices
 from spiders.topic import TopicSpider
-
-from .conftest import SERVICES, crawl, project_settings
+from tests.support.project import SERVICES, crawl, project_settings
 
 UA = "focuscrawl/0.1 (+test)"
 
@@ -461,8 +460,7 @@ def test_a_request_sent_back_to_wait_teaches_the_learned_order_nothing():
 
     from focuscrawl.seam import signals as focus_signals
     from focuscrawl.seam.scheduler import FocusScheduler
-
-    from .conftest import SCHEDULER_PARTS
+    from tests.support.project import SCHEDULER_PARTS
 
     crawler = get_crawler(Spider, {"FOCUS_STRATEGY": "learned", "FOCUS_KEYWORDS": "alpha",
                                    "FOCUS_DELAY": 0, "FOCUS_MAX_PAGES": 0, **SCHEDULER_PARTS})

@@ -13,8 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.middlewares.safety import PrivateAddressMiddleware, host_reason, parse_ip
-
-from .conftest import crawl, project_settings
+from tests.support.project import crawl, project_settings
 
 
 @pytest.mark.parametrize("host,reason", [

@@ -22,9 +22,8 @@ from focuscrawl.seam.middlewares.robots import RobotsTxtMiddleware
 from focuscrawl.seam.scheduler import FocusScheduler
 from focuscrawl.seam.services import FocusServices
 from focuscrawl.seam.signals import START_ERROR_STAT
-
-from .conftest import SCHEDULER_PARTS, SERVICES
-from .conftest import open_scheduler as open_spider_scheduler
+from tests.support.project import SCHEDULER_PARTS, SERVICES
+from tests.support.project import open_scheduler as open_spider_scheduler
 
 ROOT = Path(__file__).resolve().parent.parent
 

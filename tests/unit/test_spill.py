@@ -26,20 +26,19 @@ from focuscrawl.core.orders import make_frontier
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam import options
 from focuscrawl.seam.persistence.jobdir import STATE_FILE
-
-from .jobdir_site import (
-    crawl_command,
-    line_count,
-    page_urls,
-    read_lines,
-    site,
-)
-from .test_crashsafe import (
+from tests.support.crashsafe import (
     drive,
     refetches,
     replays_to_the_live_state,
     run_with_kills,
     scheduler_for,
+)
+from tests.support.jobdir_site import (
+    crawl_command,
+    line_count,
+    page_urls,
+    read_lines,
+    site,
 )
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",

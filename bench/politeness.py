@@ -29,8 +29,8 @@ politeness bound.  The ``topic`` spider crawls the whole web in the same process
 From the server's access log, per crawl: requests (robots.txt included), pages/s over the crawl
 (spider open to close) and over the log's span (first to last arrival), each divided by the
 bound H/d, and the violations: request arrivals to a host closer than d minus 30 ms (the margin
-tests/test_politeness.py explains), and arrivals while another request to the same host was in
-flight.
+tests/integration/test_politeness.py explains), and arrivals while another request to the same
+host was in flight.
 """
 
 from __future__ import annotations

@@ -20,12 +20,13 @@ and nowhere else:
   has no spider once the crawl is over (``CrawlerRunner._crawl``, ``AsyncCrawlerRunner._done``);
   raising would print a traceback.  The spider is unset at ``spider_closed``, the last signal
   of a crawl that never started (``engine_stopped`` is not sent then); the engine keeps its
-  own reference for the rest of the close.  ``tests/test_third_party.py`` pins the rule (exit 1).
+  own reference for the rest of the close.  ``tests/integration/test_third_party.py`` pins the
+  rule (exit 1).
 
 Every accessor is guarded and returns a neutral value when the internal is gone;
 :func:`missing` names the ones the installed Scrapy lacks, the schedulers log it once at open,
-and ``tests/test_engine.py`` pins each one, so a Scrapy upgrade that moves them breaks a test,
-not a crawl's speed.
+and ``tests/integration/test_engine.py`` pins each one, so a Scrapy upgrade that moves them
+breaks a test, not a crawl's speed.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The request meta keys focuscrawl's scheduler, middlewares and spider share, each named once.
 
 A module of its own, importing nothing: the schedulers, the middlewares and the spider all use
-it, and middlewares never import a scheduler (``tests/test_layers.py``).
+it, and middlewares never import a scheduler (``tests/unit/test_layers.py``).
 """
 
 #: what the page that linked here says about the link, a dict: ``anchor``, ``parent``,

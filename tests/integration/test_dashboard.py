@@ -31,7 +31,7 @@ from focuscrawl.seam.watch.dashboard.tracker import Series, Tracker
 from focuscrawl.seam.watch.dashboard.web import loopback, page
 from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = "regular expression pattern match"
 WAIT = 180.0  # seconds any one expected event may take on a loaded machine (never slept)
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from focuscrawl.demo import HOSTS, SEEDS, SITE_DIR, TOPICS, metadata, seeds
 from focuscrawl.demo.generate import main as generate_main
 from focuscrawl.demo.webserver import ServerProcess
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class _Page(HTMLParser):

@@ -5,10 +5,10 @@ traceback), leave no torn line, and the same command run again once space is fre
 the pages of an undisturbed crawl, each written once -- the standard of the kill -9 test
 (``test_crashsafe``): at most the pages in flight when the disk filled are fetched twice.
 
-The full disk is injected (``tests/enospc/sitecustomize.py`` on the crawl's PYTHONPATH): a real
-small filesystem needs mount privileges CI may not have.  The feed gets a short write then
-ENOSPC, as write(2) does on a disk filling mid-line; the journal gets SQLite's own SQLITE_FULL
-from a page limit.
+The full disk is injected (``tests/support/enospc/sitecustomize.py`` on the crawl's
+PYTHONPATH): a real small filesystem needs mount privileges CI may not have.  The feed gets a
+short write then ENOSPC, as write(2) does on a disk filling mid-line; the journal gets SQLite's
+own SQLITE_FULL from a page limit.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from tests.support.jobdir_site import (
     start_crawl,
 )
 
-INJECT = Path(__file__).resolve().parent / "enospc"
+INJECT = Path(__file__).resolve().parents[1] / "support" / "enospc"
 CONCURRENCY = 8
 SETTINGS = {"CONCURRENT_REQUESTS": CONCURRENCY, "FOCUS_CONCURRENCY_PER_SERVER": 2}
 

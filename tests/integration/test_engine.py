@@ -14,7 +14,7 @@ from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam import engine
 from tests.support.project import crawl, project_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"e.test": {"/": Page("<html><title>alpha</title><body>alpha <a href='/2'>2</a>"
                               "</body></html>"),
                     "/2": Page("<html><title>alpha two</title><body>alpha</body></html>")}}

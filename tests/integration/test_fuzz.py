@@ -2,7 +2,7 @@
 
 Bounded for the suite: a fixed number of examples, derandomized (the same examples every run,
 so a failure is reproducible).  ``FOCUS_FUZZ_EXAMPLES=20000 FOCUS_FUZZ_RANDOM=1 pytest
-tests/test_fuzz.py`` fuzzes longer with fresh examples.
+tests/integration/test_fuzz.py`` fuzzes longer with fresh examples.
 
 Found so far, and fixed: ``canonical`` returned ``https:///`` (no host) for a host made of
 control characters; ``extract`` raised on ``<base href="http://[::1">``.

@@ -1,10 +1,11 @@
 """Issue 8: a crawl of a hostile web finishes, counts each case with its reason, stays small.
 
-The hostile server (``tests/hostile_web.py``) serves one misbehaving host per case, each with a
-good page on the topic.  One real crawl of the topic spider goes through all of them; the test
-prints, per case, what the server saw and what the crawl did, and checks that every case is
-counted in the stats under its reason, that the good pages of every host were still found, and
-that the crawler's memory stayed bounded (a 50 MB page and a 1 GB gzip bomb among them).
+The hostile server (``tests/support/hostile_web.py``) serves one misbehaving host per case,
+each with a good page on the topic.  One real crawl of the topic spider goes through all of
+them; the test prints, per case, what the server saw and what the crawl did, and checks that
+every case is counted in the stats under its reason, that the good pages of every host were
+still found, and that the crawler's memory stayed bounded (a 50 MB page and a 1 GB gzip bomb
+among them).
 """
 
 from __future__ import annotations

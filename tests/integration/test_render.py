@@ -28,7 +28,7 @@ from focuscrawl.seam.render import (
     spider_mode,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DELAY = 0.5  # FOCUS_DELAY for the crawls: long enough to see, short enough to be quick
 
 SHELL = """<!DOCTYPE html><html><head><title>Loading</title></head>

@@ -28,7 +28,7 @@ import pytest
 
 from focuscrawl.demo.webserver import Page, ServerProcess
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 USER, PASSWORD = "crawler", "s3cret-for-tests"
 PROJECT_FILES = ("focuscrawl", "spiders", "settings", "setup.py", "pyproject.toml", "README.md",

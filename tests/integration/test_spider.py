@@ -17,7 +17,7 @@ from focuscrawl.seam.services import KnownUrls
 from spiders.topic import TopicSpider
 from tests.support.project import crawl, project_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def html(title: str, body: str, links: list[tuple[str, str]] = ()) -> str:

@@ -384,7 +384,7 @@ def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "focuscrawl.demo.webserver", "--root", str(tree), "--port", "0",
          "--port-file", str(port_file), "--log", str(log), "--config", str(cfg)],
-        cwd=Path(__file__).resolve().parents[1], stderr=subprocess.PIPE)
+        cwd=Path(__file__).resolve().parents[2], stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 20
         while not port_file.exists():
@@ -406,7 +406,7 @@ def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
         ("docs.test", "/robots.txt", 200)]
     out = subprocess.run(
         [sys.executable, "-m", "focuscrawl.demo.webserver", "--analyze", str(log), "--root",
-         str(tree)], cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+         str(tree)], cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
         check=True, timeout=60)
     rep = json.loads(out.stdout)["docs.test"]
     assert (rep["requests"], rep["robots_first"], rep["disallowed_fetches"]) == (1, True, 0)

@@ -203,7 +203,7 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 ADDON = "focuscrawl.distributed.addon.Distributed"
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 SITE_HOSTS = [f"h{i}.test" for i in range(6)]

@@ -13,7 +13,7 @@ from typing import Any
 
 from focuscrawl.demo.webserver import Page
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HOSTS = ("a.test", "b.test", "c.test")
 TOPIC = "garden compost"
 

@@ -21,7 +21,7 @@ from scrapy.settings import BaseSettings, Settings
 
 from focuscrawl import config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("focuscrawl", "settings", "spiders")
 CONFIG = ROOT / "focuscrawl" / "config.py"
 NAME = re.compile(r"FOCUS_[A-Z0-9_]+")
@@ -231,7 +231,7 @@ def test_the_generator_wants_markdown(argv: list[str], capsys) -> None:
 # -- packaging ---------------------------------------------------------------------------------
 def test_the_library_claims_no_top_level_settings_or_spiders() -> None:
     """pip installs focuscrawl only; the project's settings/spiders go into the Scrapyd egg
-    (setup.py's bdist_egg; tests/test_scrapyd.py deploys it)."""
+    (setup.py's bdist_egg; tests/integration/test_scrapyd.py deploys it)."""
     import tomllib
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))

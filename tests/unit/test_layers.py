@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "focuscrawl"
 #: framework-free: no Scrapy, no Twisted, no adapter module
 CORE = ("focuscrawl.core",)

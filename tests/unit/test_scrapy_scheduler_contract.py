@@ -23,7 +23,8 @@ extension) and with the add-on.  Adapted as little as possible; what changed and
 * not vendored: ``test_dequeue_priorities`` (FocusScheduler orders by its crawl order, not by
   ``Request.priority``: that is what it is for), the on-disk variants (JOBDIR needs focuscrawl's
   page-completion spider middleware, which a hand-built scheduler has no spider to run; with
-  only SCHEDULER set a JOBDIR crawl is refused with one line, see tests/test_third_party.py),
+  only SCHEDULER set a JOBDIR crawl is refused with one line, see
+  tests/integration/test_third_party.py),
   and the tests of Scrapy's own priority queues, dupefilter and downloader-aware queue.
 """
 

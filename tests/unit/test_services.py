@@ -25,7 +25,7 @@ from focuscrawl.seam.signals import START_ERROR_STAT
 from tests.support.project import SCHEDULER_PARTS, SERVICES
 from tests.support.project import open_scheduler as open_spider_scheduler
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Spider(Spider):
@@ -216,7 +216,7 @@ def test_a_jobdir_without_page_completion_refuses_to_start_with_one_line(caplog,
 
 def test_a_crawl_that_cannot_start_stops_with_one_line_and_exit_1():
     """A bad setting: one line, no traceback, exit status 1 (Scrapy's own crawl command would
-    too: tests/test_third_party.py)."""
+    too: tests/integration/test_third_party.py)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("http_proxy", None)
     proc = subprocess.run(

@@ -21,12 +21,7 @@ from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.meta import FROM
 from focuscrawl.seam.scheduler import FocusScheduler
 from focuscrawl.seam.services import FocusServices
-from tests.support.jobdir_site import (
-    line_count,
-    page_fetches,
-    read_lines,
-    start_crawl,
-)
+from tests.support.jobdir_site import line_count, page_fetches, read_lines, start_crawl
 from tests.support.project import SCHEDULER_PARTS, open_scheduler
 
 

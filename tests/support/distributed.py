@@ -201,17 +201,9 @@ def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
 
 # --------------------------------------------------------------------------- worker processes
 ADDON = "focuscrawl.distributed.addon.Distributed"
-
-
 ROOT = Path(__file__).resolve().parents[2]
-
-
 SITE_HOSTS = [f"h{i}.test" for i in range(6)]
-
-
 DELAY = 0.15  # FOCUS_DELAY of the crawls
-
-
 ROBOTS = "User-agent: *\nDisallow: /private/\n"
 
 

@@ -1,4 +1,5 @@
-"""Hidden webs and a virtual crawl of a frontier over them, no server."""
+"""The learned order's test helpers: hidden webs, a virtual crawl of a frontier over them (no
+server), the frontiers the tests make."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections import Counter
 
 from focuscrawl.core.frontier import Link
 from focuscrawl.core.frontier.queues import Entry
-from focuscrawl.core.learned import PageDigest
+from focuscrawl.core.learned import Learned, PageDigest
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import host
 
@@ -101,3 +103,27 @@ def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None
                               depth=entry.depth + 1, context=f"{title} {anchor}",
                               keyword=topic.mentions(anchor) or topic.mentions(url)))
     return order
+
+
+def fetches_to_find(order: list[str], targets: set[str], n: int) -> int:
+    found = 0
+    for i, url in enumerate(order, 1):
+        found += url in targets
+        if found == n:
+            return i
+    return len(order) + 1
+
+
+def learned(**kw) -> Learned:
+    return make_frontier("learned", keywords=TOPIC, learn_every=5, **kw)  # type: ignore
+
+
+# -- the bounded re-rank (FOCUS_LEARN_RERANK) ------------------------------------------------
+# hidden_web's frontier grows to ~300 links: with a bound of 40 most re-ranks are bounded ones
+# (a best 10 and a window of 30), as a 65,536 bound is on a frontier of millions
+SMALL = 40
+
+
+def small(**kw) -> Learned:
+    """A bound of SMALL, re-ranks of SMALL links past it (unless ``rerank_batch`` says)."""
+    return learned(**{"rerank_max": SMALL, "rerank_batch": SMALL, **kw})

@@ -26,7 +26,6 @@ def project_settings(**overrides: Any) -> Settings:
 #: get_crawler() whose focuscrawl components are built by hand
 SERVICES: dict[str, Any] = {"EXTENSIONS": {"focuscrawl.seam.services.FocusServices": 0}}
 
-
 #: the extension and middlewares FocusScheduler refuses to start without, for a bare
 #: get_crawler()
 SCHEDULER_PARTS: dict[str, Any] = {

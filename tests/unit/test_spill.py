@@ -3,19 +3,15 @@
 * Every strategy hands out every URL exactly once with a tiny limit (spilling and reloading
   all along), never holds more than the limit (plus one page's links) in memory, and orders
   exactly as without a limit when the limit is not reached.
-* With JOBDIR the batches live in the state database: a scheduler "killed" mid-crawl and
-  reopened replays to the live state (the batches it refers to all there), and a snapshot
-  deletes the batches that came back.
-* End to end: ``scrapy crawl`` with a tiny limit, killed with SIGKILL and resumed, fetches
-  every page once (at most those in flight at a kill twice) and gives each its crawl order.
+* With JOBDIR the batches live in the state database: a snapshot deletes the batches that
+  came back.  The kill-and-replay tests, of a scheduler and of ``scrapy crawl``, are in
+  tests/integration/test_spill_replay.py.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import sqlite3
-import time
 
 import pytest
 
@@ -23,23 +19,8 @@ from focuscrawl.core.frontier import Link
 from focuscrawl.core.frontier.spill import TempSpill
 from focuscrawl.core.frontier.stores import SQLiteStore
 from focuscrawl.core.orders import make_frontier
-from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam import options
-from focuscrawl.seam.persistence.jobdir import STATE_FILE
-from tests.support.crashsafe import (
-    drive,
-    refetches,
-    replays_to_the_live_state,
-    run_with_kills,
-    scheduler_for,
-)
-from tests.support.jobdir_site import (
-    crawl_command,
-    line_count,
-    page_urls,
-    read_lines,
-    site,
-)
+from tests.support.crashsafe import drive, scheduler_for
 
 STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
               "distiller", "learned"]
@@ -156,59 +137,6 @@ def test_a_snapshot_deletes_the_batches_that_came_back(tmp_path):
         "SELECT batch FROM spill ORDER BY batch").fetchall()
     assert rows == [(0,), (2,)]
     store.close()
-
-
-@pytest.mark.parametrize("strategy,settings", [
-    ("breadth-first", {}),
-    ("cho-distance", {}),
-    ("cho", {"FOCUS_REORDER": "backlinks"}),
-    ("best-first", {"FOCUS_MAX_BUFFER": 50}),
-    ("best-n-first", {"FOCUS_BEST_N": 5}),
-    ("best-n-first", {"FOCUS_BEST_N": 5, "FOCUS_ROUND_ROBIN": 3}),
-    ("distiller", {"FOCUS_DISTILLER_EVERY": 7}),
-    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}),
-    ("learned", {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 3, "FOCUS_SLACK": 0.5}),
-])
-@pytest.mark.parametrize("seed", range(2))
-def test_a_killed_spilling_scheduler_replays_to_the_live_state(tmp_path, strategy, settings,
-                                                                seed):
-    """test_crashsafe's kill-and-replay with 12 URLs in memory: spills and reloads replay."""
-    stats = replays_to_the_live_state(tmp_path, strategy,
-                                      {**settings, "FOCUS_FRONTIER_MEMORY": 12}, seed)
-    assert stats["spills"] > 0 and stats["reloads"] > 0
-
-
-def test_sigkill_with_a_tiny_frontier_memory_then_resume(tmp_path):
-    """Spilling and reloading all along, killed three times: every page once, orders 1..N."""
-    pages = site()
-    everything = page_urls(pages)
-    rng = random.Random(1313)
-    targets = sorted(rng.sample(range(10, len(everything) - 10), 3))
-    concurrency = 8
-    settings = {"CONCURRENT_REQUESTS": concurrency, "FOCUS_CONCURRENCY_PER_SERVER": 2,
-                "FOCUS_FRONTIER_MEMORY": 10, "FOCUS_JOURNAL_SNAPSHOT_OPS": 40}
-    out = tmp_path / "parts.jsonl"
-    job = tmp_path / "job"
-    cmd = crawl_command(out, job, len(everything), **settings)
-    log = tmp_path / "parts.log"
-    with ServerProcess(pages=pages, delay_ms=15) as server:
-        windows = run_with_kills(cmd, server, log, out, targets)
-        time.sleep(0.2)  # let the server log requests a killed crawler left behind
-        rows = server.read_log()
-    refetches(rows, windows, concurrency)
-    parts = read_lines(out)
-    urls = [i["url"] for i in parts]
-    assert len(urls) == len(set(urls)) == len(everything)
-    assert set(urls) == everything
-    assert sorted(i["order"] for i in parts) == list(range(1, len(everything) + 1))
-    assert line_count(out) == len(everything)
-    db = sqlite3.connect(job / STATE_FILE)
-    assert db.execute("SELECT COUNT(*) FROM spill").fetchone()[0] == 0  # all came back
-    db.close()
-    text = log.read_text()  # the stats dumped at the end of the last run (counted since start)
-    for name in ("spills", "reloads"):
-        counts = [int(n) for n in re.findall(rf"'focus/frontier/{name}': (\d+)", text)]
-        assert counts and counts[-1] > 0, name
 
 
 def test_a_resume_keeps_its_frontier_memory(tmp_path):

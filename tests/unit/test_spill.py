@@ -1,11 +1,9 @@
 """Issue 13, bounded memory: FOCUS_FRONTIER_MEMORY spills the worst of the frontier to disk.
 
-* Every strategy hands out every URL exactly once with a tiny limit (spilling and reloading
-  all along), never holds more than the limit (plus one page's links) in memory, and orders
-  exactly as without a limit when the limit is not reached.
-* With JOBDIR the batches live in the state database: a snapshot deletes the batches that
-  came back.  The kill-and-replay tests, of a scheduler and of ``scrapy crawl``, are in
-  tests/integration/test_spill_replay.py.
+The worst spill and the best batch comes back, a learned link with its features; with JOBDIR
+the batches live in the state database and a snapshot deletes the batches that came back; old
+JOBDIRs resume.  Every strategy's long synthetic crawl, the kill-and-replay tests of a scheduler
+and of ``scrapy crawl`` are in tests/integration/test_spill_crawls.py.
 """
 
 from __future__ import annotations
@@ -21,52 +19,6 @@ from focuscrawl.core.frontier.stores import SQLiteStore
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import options
 from tests.support.crashsafe import drive, scheduler_for
-
-STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
-              "distiller", "learned"]
-
-
-def crawl(name: str, memory: int, pages: int = 1200, **options) -> tuple[list[str], object]:
-    """A synthetic crawl through the core API: pop, score, add 8 links; the URLs handed out."""
-    rng = random.Random(5)
-    frontier = make_frontier(name, n=7, keywords=["garden"], every=25, learn_every=5,
-                             frontier_memory=memory, **options)
-    urls = [f"http://h{i % 9}.test/p{i}" for i in range(pages)]
-    frontier.add(Link(urls[0], host="h0.test"))
-    out = []
-    most = 0
-    while (entry := frontier.pop()) is not None:
-        out.append(entry.url)
-        score = rng.random()
-        frontier.crawled(entry.url, score, score > 0.8)
-        for url in rng.sample(urls, 8):
-            frontier.add(Link(url, host=url.split("/")[2], parent=entry.url,
-                              parent_score=score, keyword=rng.random() < 0.1,
-                              anchor="garden" if rng.random() < 0.2 else "next"))
-        most = max(most, len(frontier.queues))
-    frontier.most_in_memory = most  # type: ignore[attr-defined]
-    return out, frontier
-
-
-@pytest.mark.parametrize("name", STRATEGIES)
-def test_every_url_once_with_a_tiny_limit(name):
-    unbounded, _ = crawl(name, 0)
-    bounded, frontier = crawl(name, 50)
-    assert len(bounded) == len(set(bounded))  # never handed out twice
-    assert set(bounded) == set(unbounded)  # and none lost
-    assert frontier.stats["spills"] > 10 and frontier.stats["reloads"] > 10
-    assert frontier.stats["spilled"] == frontier.stats["reloaded"]  # all came back
-    assert frontier.most_in_memory <= 50 + 8  # the limit, plus one page's links
-    assert len(frontier) == 0 and len(frontier.spilled) == 0
-    frontier.close()
-
-
-@pytest.mark.parametrize("name", STRATEGIES)
-def test_the_order_is_unchanged_below_the_limit(name):
-    unbounded, _ = crawl(name, 0)
-    below, frontier = crawl(name, 10**6)
-    assert below == unbounded
-    assert frontier.stats["spills"] == 0 and frontier.spilled.store is None  # no file made
 
 
 def test_the_worst_urls_spill_and_the_best_batch_comes_back():

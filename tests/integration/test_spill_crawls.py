@@ -1,6 +1,8 @@
-"""Issue 13, bounded memory with a JOBDIR: a spilling scheduler "killed" mid-crawl and
-reopened replays to the live state; ``scrapy crawl`` with a tiny limit, killed with SIGKILL and
-resumed, fetches every page once (the rest: tests/unit/test_spill.py)."""
+"""Issue 13, bounded memory, the long runs: every strategy's synthetic crawl of 1200 pages with
+a tiny limit hands out every URL once and, below the limit, in the same order; a spilling
+scheduler "killed" mid-crawl and reopened replays to the live state; ``scrapy crawl`` with a
+tiny limit, killed with SIGKILL and resumed, fetches every page once (the rest:
+tests/unit/test_spill.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,58 @@ import time
 
 import pytest
 
+from focuscrawl.core.frontier import Link
+from focuscrawl.core.orders import make_frontier
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam.persistence.jobdir import STATE_FILE
 from tests.support.crashsafe import refetches, replays_to_the_live_state, run_with_kills
 from tests.support.jobdir_site import crawl_command, line_count, page_urls, read_lines, site
+
+STRATEGIES = ["breadth-first", "cho", "cho-distance", "best-first", "best-n-first",
+              "distiller", "learned"]
+
+
+def crawl(name: str, memory: int, pages: int = 1200, **options) -> tuple[list[str], object]:
+    """A synthetic crawl through the core API: pop, score, add 8 links; the URLs handed out."""
+    rng = random.Random(5)
+    frontier = make_frontier(name, n=7, keywords=["garden"], every=25, learn_every=5,
+                             frontier_memory=memory, **options)
+    urls = [f"http://h{i % 9}.test/p{i}" for i in range(pages)]
+    frontier.add(Link(urls[0], host="h0.test"))
+    out = []
+    most = 0
+    while (entry := frontier.pop()) is not None:
+        out.append(entry.url)
+        score = rng.random()
+        frontier.crawled(entry.url, score, score > 0.8)
+        for url in rng.sample(urls, 8):
+            frontier.add(Link(url, host=url.split("/")[2], parent=entry.url,
+                              parent_score=score, keyword=rng.random() < 0.1,
+                              anchor="garden" if rng.random() < 0.2 else "next"))
+        most = max(most, len(frontier.queues))
+    frontier.most_in_memory = most  # type: ignore[attr-defined]
+    return out, frontier
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_every_url_once_with_a_tiny_limit(name):
+    unbounded, _ = crawl(name, 0)
+    bounded, frontier = crawl(name, 50)
+    assert len(bounded) == len(set(bounded))  # never handed out twice
+    assert set(bounded) == set(unbounded)  # and none lost
+    assert frontier.stats["spills"] > 10 and frontier.stats["reloads"] > 10
+    assert frontier.stats["spilled"] == frontier.stats["reloaded"]  # all came back
+    assert frontier.most_in_memory <= 50 + 8  # the limit, plus one page's links
+    assert len(frontier) == 0 and len(frontier.spilled) == 0
+    frontier.close()
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_the_order_is_unchanged_below_the_limit(name):
+    unbounded, _ = crawl(name, 0)
+    below, frontier = crawl(name, 10**6)
+    assert below == unbounded
+    assert frontier.stats["spills"] == 0 and frontier.spilled.store is None  # no file made
 
 
 @pytest.mark.parametrize("strategy,settings", [

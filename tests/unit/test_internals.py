@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "focuscrawl"
+PACKAGE = Path(__file__).resolve().parents[2] / "focuscrawl"
 ENGINE = PACKAGE / "seam" / "engine.py"
 #: reaching into the engine's private state, or through it into its parts
 INTERNAL = re.compile(

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from itertools import islice
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .strategies import Frontier
+from typing import Any
 
 
-def queue_insight(frontier: Frontier, sample: int = 20_000, bins: int = 10) -> dict[str, Any]:
+def queue_insight(frontier: Any, sample: int = 20_000, bins: int = 10) -> dict[str, Any]:
     """What a dashboard shows of this order, as plain data (read only): URLs queued in
     memory and on disk, and how the priorities of those in memory spread over ``bins``
     equal bins of [0, 1] (the last one takes every priority above; an evenly strided

@@ -37,14 +37,11 @@ import sqlite3
 import sys
 from collections.abc import Iterable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..fingerprints import FingerprintSet, fingerprint
 from ..memory import trim_heap
 from .queues import FIELDS, Entry, Key
-
-if TYPE_CHECKING:
-    from .strategies import Frontier
 
 #: a spill brings the URLs queued in memory down to this share of the limit (it looks at every
 #: queued URL once, so it moves a quarter of them: about 4 URLs looked at per URL spilled) ...
@@ -190,7 +187,7 @@ class Spilling:
     spill, so that a strategy may do more after one).
     """
 
-    def __init__(self, frontier: Frontier, limit: int) -> None:
+    def __init__(self, frontier: Any, limit: int) -> None:
         self.frontier = frontier
         self.spilled = Spilled(limit)
 
@@ -278,7 +275,7 @@ def entry_bytes(entry: Entry) -> int:
     return size
 
 
-def memory_stats(frontier: Frontier) -> dict[str, int | float]:
+def memory_stats(frontier: Any) -> dict[str, int | float]:
     """URLs queued in memory and on disk, spills and reloads, and bytes a URL: an estimate
     in memory (the first entries, see :func:`entry_bytes`), exact on disk."""
     spilled = frontier.spilled
@@ -294,7 +291,7 @@ def memory_stats(frontier: Frontier) -> dict[str, int | float]:
     return stats
 
 
-def _bytes_per_url(frontier: Frontier, sample: int = 64) -> int:
+def _bytes_per_url(frontier: Any, sample: int = 64) -> int:
     """Estimated bytes a URL queued in memory costs: the entry, its strings and key, its
     heap item and dict slot (and its extra, by the frontier's ``extra_bytes``), over the
     first ``sample`` entries."""

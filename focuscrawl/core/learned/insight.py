@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..fingerprints import fingerprint
 from .defaults import PART_NAMES
 
-if TYPE_CHECKING:
-    from .order import Learned
 
-
-def learned_insight(order: Learned, out: dict[str, Any], top: int = 12) -> dict[str, Any]:
+def learned_insight(order: Any, out: dict[str, Any], top: int = 12) -> dict[str, Any]:
     """The base's figures and what the order has learnt: the hashed words (``ns:token``;
     namespaces a anchor, u URL, c context, h host, d directory) and the link features
     with the largest positive and negative weights, the topic profile's strongest terms,

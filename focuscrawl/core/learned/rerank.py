@@ -5,20 +5,17 @@ frontier."""
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from .slots import QueuedSlots
 
-if TYPE_CHECKING:
-    from .order import Learned
-
 
 class Reranker:
     """The per-slot index of queued links (:class:`QueuedSlots`) and the re-rank over it."""
 
-    def __init__(self, order: Learned, *, rerank_max: int, rerank_batch: int) -> None:
+    def __init__(self, order: Any, *, rerank_max: int, rerank_batch: int) -> None:
         self.order = order
         self.rerank_max = max(0, rerank_max)  # 0: every re-rank re-scores the whole frontier
         self.rerank_batch = max(1, rerank_batch)

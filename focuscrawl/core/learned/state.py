@@ -4,17 +4,14 @@ how a restore rebuilds the indexes from it, and what a spilled link keeps of its
 from __future__ import annotations
 
 import heapq
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..fingerprints import FingerprintMap, fingerprint
 from ..frontier.queues import Entry
 from .slots import QueuedSlots
 
-if TYPE_CHECKING:
-    from .order import Learned
 
-
-def snapshot_learned(order: Learned) -> dict[str, Any]:
+def snapshot_learned(order: Any) -> dict[str, Any]:
     """The ``"learned"`` part of a snapshot.  Links not scored yet stay pending (no flush: a
     snapshot must not change the state, or a crawl with JOBDIR would order differently from
     one without)."""
@@ -38,12 +35,12 @@ def snapshot_learned(order: Learned) -> dict[str, Any]:
     }
 
 
-def restore_store(order: Learned, learned: dict[str, Any]) -> None:
+def restore_store(order: Any, learned: dict[str, Any]) -> None:
     """Before the entries come back (their rows are in the store)."""
     order.scorer.store.restore(learned["store"])
 
 
-def restore_learned(order: Learned, learned: dict[str, Any]) -> None:
+def restore_learned(order: Any, learned: dict[str, Any]) -> None:
     """After the entries came back: the rest of the state, and the indexes rebuilt."""
     scorer, trainer = order.scorer, order.trainer
     scorer.model.restore(learned["model"])
@@ -82,7 +79,7 @@ def _fp(key: int | str) -> int:
     return fingerprint(key) if isinstance(key, str) else key
 
 
-def pack_row(order: Learned, entry: Entry) -> Any:
+def pack_row(order: Any, entry: Entry) -> Any:
     """A spilled link keeps its feature row, not its text: exact (featurising again would see
     newer parent labels), smaller and much quicker to queue again.  Its slot is freed for the
     next compaction."""

@@ -368,9 +368,12 @@ def signature(obj: Any) -> str:
     if not callable(obj):
         return ""
     try:
-        return clean(str(inspect.signature(obj)))
+        text = clean(str(inspect.signature(obj)))
     except (TypeError, ValueError):
         return "(...)" if not inspect.isclass(obj) else ""
+    # defaults taken from the generating machine (platform.architecture's sys.executable) would
+    # make the committed site depend on where it was built
+    return text.replace(repr(sys.executable), "'python'")
 
 
 def paragraphs(text: str) -> list[str]:

@@ -24,6 +24,9 @@ cProfile and prints CPU ms per page by function of each (CPU time, not wall-cloc
 profiler slows the workers).  Last, the Redis frontier alone: adds and leases per second from
 one client (each is one Lua script call), adds in calls of 20 links (``add_many``, a page's
 outlinks), and the Redis memory per queued URL.
+
+``--memory N`` measures only the Redis memory per URL, at scale (``bench/redis_memory.py``): N
+queued URLs (default 1,000,000) and ``--memory-fetched`` fetched ones, through the real scripts.
 """
 
 from __future__ import annotations
@@ -244,6 +247,16 @@ def frontier_ops(redis_url: str, n: int, strategy: str) -> tuple[float, float, f
     return n / (t1 - t0), popped / (t2 - t1), per_url, n / (t4 - t3)
 
 
+def memory(args: argparse.Namespace) -> int:
+    """``--memory``: bytes per queued and per fetched URL in a redis-server started here."""
+    from bench.redis_memory import report
+
+    fetched = args.memory // 4 if args.memory_fetched is None else args.memory_fetched
+    with RedisServer() as redis_server:
+        report(redis_server.url, args.memory, fetched, args.memory_hosts)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", default="1,2,4", help="worker counts to run")
@@ -262,7 +275,15 @@ def main() -> int:
                          "CPU ms per page by function (the profiler slows the workers)")
     ap.add_argument("--ops", type=int, default=20000,
                     help="links for the frontier-only measure (0: skip)")
+    ap.add_argument("--memory", type=int, nargs="?", const=1_000_000, default=None,
+                    metavar="N", help="only the Redis memory per queued and per fetched URL, "
+                                      "N queued URLs (default 1,000,000)")
+    ap.add_argument("--memory-fetched", type=int, default=None, metavar="M",
+                    help="fetched URLs for --memory (default N / 4)")
+    ap.add_argument("--memory-hosts", type=int, default=20_000, help="hosts for --memory")
     args = ap.parse_args()
+    if args.memory is not None:
+        return memory(args)
     counts = [int(x) for x in args.workers.split(",")]
     site = build_site(args.hosts, args.pages)
     everything = {f"{h}{p}" for h, pages in site.items() for p in pages}

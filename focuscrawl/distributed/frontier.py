@@ -47,7 +47,10 @@ DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit",
                  "bloom_m", "bloom_k", "wc")
 # crawls in Redis from before a key existed: before work-conserving batches, a barrier; before
 # the hold, a dead worker's slots stopped counting at once
-OLD_DEFAULTS = {"wc": "0", "hold_ms": "0"}
+OLD_DEFAULTS = {"wc": "0", "hold_ms": "0", "layout": "1"}
+#: the key layout the scripts read and write (lua/prelude.lua); a crawl stored in another is
+#: refused: its seen-set would be read wrong (layout 2: URLs as fingerprints)
+LAYOUT = "2"
 
 
 def bloom_size(capacity: int, error: float) -> tuple[int, int]:
@@ -152,6 +155,7 @@ class RedisFrontier:
             "start_log": str(int(options.get("start_log") or 0)),
             # a dead worker's started request holds its server this long after its start
             "hold_ms": _ms(options.get("hold", 0.0)),
+            "layout": LAYOUT,
         }
         if mine["reorder"] not in ("none", "backlinks", "score"):
             raise ValueError(f"reorder must be none, backlinks or score, not {mine['reorder']!r}")
@@ -161,6 +165,11 @@ class RedisFrontier:
         stored = _pairs(self._run("INIT", *flat))
         for key, value in OLD_DEFAULTS.items():  # a crawl stored before the key existed
             stored.setdefault(key, value)
+        if stored["layout"] != LAYOUT:
+            raise ValueError(
+                f"the crawl under {self.prefix!r} in Redis was stored by another version of "
+                f"focuscrawl (key layout {stored['layout']}, this one reads layout {LAYOUT}); "
+                "finish it with that version, or use another FOCUS_REDIS_KEY")
         conflicts = {k: (stored.get(k), mine[k]) for k in DECISION_KEYS if stored.get(k) != mine[k]}
         if conflicts:
             detail = ", ".join(f"{k}: crawl has {a!r}, this worker {b!r}"

@@ -26,7 +26,7 @@ from focuscrawl.core.frontier import Link
 from focuscrawl.demo.webserver import ServerProcess, analyze
 from focuscrawl.distributed.addon import DEFAULTS, Distributed
 from focuscrawl.distributed.connection import RedisLink, RedisServices, Unavailable
-from focuscrawl.distributed.frontier import RedisFrontier, bloom_size
+from focuscrawl.distributed.frontier import RedisFrontier, bloom_size, crawled_op, settle_op
 from focuscrawl.distributed.hosts import LeaseLost, RedisHosts
 from focuscrawl.distributed.pagemw import PageOutputMiddleware
 from focuscrawl.distributed.politeness import RedisPolitenessMiddleware
@@ -341,6 +341,33 @@ def test_workers_must_agree_on_the_crawl_order(redis_server):
     assert differ == {"delay_ms": "1000"}  # politeness: the crawl's value applies
     with pytest.raises(ValueError, match="not available in distributed mode"):
         RedisFrontier(client, "agree2:", "w1").configure({"strategy": "distiller"})
+
+
+def test_the_exact_seen_set_keeps_fingerprints_in_compact_buckets(redis_server):
+    """URLs handed out and pages crawled are kept as integers (52-bit fingerprints) in sets
+    small enough for Redis's intset encoding: no URL string is left once a URL is fetched."""
+    client = redis_server.client()
+    f = frontier_for(client, "fp:", "w1")
+    urls = [f"http://h{i % 7}.test/a-fairly-long-path/page-{i}.html" for i in range(600)]
+    f.add_many([Link(u, host=u.split("/")[2]) for u in urls])
+    while (got := f.pop()) is not None:
+        f.downloaded(got[0], True)
+        f.apply([crawled_op(got[1].url, 0.5, False), settle_op("w1", got[0])])
+    assert not any(f.add(Link(u, host=u.split("/")[2])) for u in urls)  # all seen
+    assert f.add(Link("http://h1.test/new", host="h1.test"))
+    left = [k.decode() for k in client.scan_iter(match="fp:*")]
+    buckets = [k for k in left if k.startswith(("fp:d:", "fp:sc:"))]
+    assert sum(client.scard(k) for k in buckets) == 2 * len(urls)
+    assert {client.object("encoding", k) for k in buckets} == {b"intset"}
+    assert not any(client.type(k) != b"set" for k in buckets)
+    assert not [k for k in left if "page-" in k]  # no record of a fetched URL is left
+
+
+def test_a_crawl_stored_in_another_key_layout_is_refused(redis_server):
+    client = redis_server.client()
+    client.hset("old:cfg", mapping={"strategy": "breadth-first", "n": "1"})  # no layout: 1
+    with pytest.raises(ValueError, match="key layout 1, this one reads layout 2"):
+        RedisFrontier(client, "old:", "w1").configure({"strategy": "breadth-first"})
 
 
 def test_bloom_filter_seen_set(redis_server):

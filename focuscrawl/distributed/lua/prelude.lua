@@ -12,7 +12,7 @@
 --                             budget in use)
 -- r:<url>              HASH   a queued URL's compact record: s(eq) h(ost) sc(ore) kw d(epth)
 --                             p(arent) a(nchor) [pl (pickled request dict, unusual requests
---                             only)] q(ueue) m(ember)
+--                             only)] q(ueue); its queue member is rebuilt from s and the URL
 -- q:<queue>:<host>     ZSET   one server's queue; score = priority (smaller first), member =
 --                             zero-padded seq + url, so equal priorities stay FIFO
 -- i:<queue>            ZSET   servers by their best entry (score, member = that seq + host)
@@ -20,8 +20,11 @@
 --                             queues: main; Cho: hot and url (dequeue2 = hot first)
 -- batch                LIST   Best-N-First: the current batch, in its seeded random order
 -- worst                ZSET   MAX_BUFFER eviction order: score, then newest first
--- done                 SET    URLs handed out (or bloom, a STRING bitmap: a Bloom filter)
--- scores               HASH   crawled page -> its score (a page is learnt from once)
+-- d:<bucket>           SET    URLs handed out, as 52-bit fingerprints (integers: an intset of
+--                             8 B each while a bucket holds <= set-max-intset-entries; bucket =
+--                             16 more bits of the SHA1 mod FP_BUCKETS); or bloom, a STRING
+--                             bitmap: a Bloom filter
+-- sc:<bucket>          SET    crawled pages (a page is learnt from once), fingerprints as d:
 -- g:id / g:url         HASH   link graph node ids (Cho with distance or backlinks only)
 -- g:o:<id>             ZSET   out-edges in insertion order; g:in HASH in-degrees
 -- g:hot SET, g:dist HASH      hot pages; distance from a hot page (only if < limit)
@@ -89,7 +92,18 @@ local function now()
   return NOW
 end
 
--- the seen-set of URLs handed out: an exact SET, or a Bloom filter (SETBIT/GETBIT)
+-- a URL's fingerprint: 52 bits of its SHA1 (exact in a Lua number, written as an integer so
+-- that a set of them stays an intset) and the bucket key of the family `name` it belongs to
+-- (16 more bits): a bucket stays small enough for Redis's compact encoding up to
+-- FP_BUCKETS x set-max-intset-entries (512) URLs, 8 M, far more than a crawl's pages
+local FP_BUCKETS = 16384
+local function fp_key(name, url)
+  local h = redis.sha1hex(url)
+  return P .. name .. ':' .. (tonumber(string.sub(h, 14, 17), 16) % FP_BUCKETS),
+         string.format('%.0f', tonumber(string.sub(h, 1, 13), 16))
+end
+
+-- the seen-set of URLs handed out: exact fingerprints, or a Bloom filter (SETBIT/GETBIT)
 local function bloom_bits(url)
   local h = redis.sha1hex(url)
   local h1 = tonumber(string.sub(h, 1, 8), 16)
@@ -105,13 +119,15 @@ local function is_done(url)
     end
     return true
   end
-  return redis.call('SISMEMBER', P .. 'done', url) == 1
+  local key, f = fp_key('d', url)
+  return redis.call('SISMEMBER', key, f) == 1
 end
 local function mark_done(url)
   if BLOOM_M > 0 then
     for _, b in ipairs(bloom_bits(url)) do redis.call('SETBIT', P .. 'bloom', b, 1) end
   else
-    redis.call('SADD', P .. 'done', url)
+    local key, f = fp_key('d', url)
+    redis.call('SADD', key, f)
   end
 end
 
@@ -218,15 +234,16 @@ local function refile(q, host)
   redis.call('ZADD', idx, top[2], member)
 end
 local function rec(url)
-  local v = redis.call('HMGET', P .. 'r:' .. url, 's', 'h', 'sc', 'kw', 'q', 'm')
+  local v = redis.call('HMGET', P .. 'r:' .. url, 's', 'h', 'sc', 'kw', 'q')
   if not v[1] then return nil end
-  return {s = tonumber(v[1]), h = v[2], sc = tonumber(v[3]), kw = v[4], q = v[5], m = v[6]}
+  return {s = tonumber(v[1]), h = v[2], sc = tonumber(v[3]), kw = v[4], q = v[5],
+          m = pad(tonumber(v[1])) .. url}
 end
 local function worst_member(seq, url) return pad(TOP - seq) .. url end
 local function q_push(url, q, seq, host, score)
   local member = pad(seq) .. url
   redis.call('ZADD', qkey(q, host), prio(url, score), member)
-  redis.call('HSET', P .. 'r:' .. url, 'q', q, 'm', member)
+  redis.call('HSET', P .. 'r:' .. url, 'q', q)
   incr('queued')
   if q == 'hot' then incr('hot') end
   refile(q, host)
@@ -277,8 +294,13 @@ local function bound()
     end
   end
 end
+local function was_crawled(url)
+  local key, f = fp_key('sc', url)
+  return redis.call('SISMEMBER', key, f) == 1
+end
 local function crawled(url, score_text, hot)
-  if redis.call('HSETNX', P .. 'scores', url, score_text) == 0 then return end
+  local key, f = fp_key('sc', url)
+  if redis.call('SADD', key, f) == 0 then return end
   incr('pages')
   if hot then
     incr('pages_hot')
@@ -404,7 +426,10 @@ local function requeue_lease(lease)
   end
   redis.call('HDEL', lk, 'u', 'w', 'st', 'cnt', 'n')
   redis.call('RENAME', lk, P .. 'r:' .. url)
-  if BLOOM_M == 0 then redis.call('SREM', P .. 'done', url) end
+  if BLOOM_M == 0 then
+    local key, f = fp_key('d', url)
+    redis.call('SREM', key, f)
+  end
   local r = rec(url)
   incr('entries')
   incr('requeued')

@@ -9,7 +9,7 @@ local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, 
   local rk = P .. 'r:' .. url
   -- observe: learn from the parent (its score, the edge) before queueing
   if parent ~= '' then
-    if redis.call('HEXISTS', P .. 'scores', parent) == 0 then crawled(parent, score_text, phot) end
+    if not was_crawled(parent) then crawled(parent, score_text, phot) end
     if GRAPH then
       local changed = {}
       add_edge(parent, url, changed)

@@ -43,12 +43,14 @@ from scrapy_redis.connection import get_redis_from_settings
 from focuscrawl.config import RedisOptions
 from focuscrawl.seam.services import FocusServices
 
-from . import scripts
+from . import scripts, shards
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 from .known import KnownLinks
 from .outlinks import Outlinks
 from .robotscache import RedisRobotsCache
+from .sharded import ShardedFrontier
+from .shardedhosts import ShardedHosts, ShardedRobots
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -254,10 +256,24 @@ def connect(settings: BaseSettings, spider_name: str) -> Worker:
     prefix = key_prefix(o.key, spider_name)
     wid = worker_id()
     link = RedisLink(where, retry=o.poll, give_up=o.outage_timeout)
+    if shards.is_cluster(client):  # REDIS_URL names a node of a Redis Cluster: shard the crawl
+        return _cluster_worker(settings, where, prefix, wid, link, o)
     frontier = RedisFrontier(client, prefix, wid)
     outlinks = Outlinks(frontier, link, o.batch)
     return Worker(client, prefix, wid, frontier, RedisHosts(client, prefix, wid),
                   RedisRobotsCache(client, prefix, wid), link, outlinks,
+                  KnownLinks(o.known))
+
+
+def _cluster_worker(settings: BaseSettings, where: str, key: str, wid: str, link: RedisLink,
+                    o: RedisOptions) -> Worker:
+    url = redis_settings(settings).get("REDIS_URL") or f"redis://{where}"
+    client = shards.cluster_client(url, settings.getdict("REDIS_PARAMS"))
+    frontier = ShardedFrontier(client, key, wid, shards.masters(client))
+    router = frontier.router
+    return Worker(client, frontier.prefix, wid, frontier,  # type: ignore[arg-type]
+                  ShardedHosts(client, router, wid), ShardedRobots(client, router, wid),
+                  link, Outlinks(frontier, link, o.batch),  # type: ignore[arg-type]
                   KnownLinks(o.known))
 
 

@@ -99,6 +99,7 @@ class RedisFrontier:
     def __init__(self, client: Redis, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
+        self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
         self.worker = worker
         self.config: dict[str, str] = {}
         self.max_pages = 0
@@ -110,7 +111,7 @@ class RedisFrontier:
         }
 
     def _run(self, script: str, *args: Any) -> Any:
-        return self._scripts[script](args=[self.prefix, *args])
+        return self._scripts[script](keys=self._route, args=[self.prefix, *args])
 
     # -- configuration ---------------------------------------------------------------------
     def configure(self, options: dict[str, Any]) -> dict[str, str]:

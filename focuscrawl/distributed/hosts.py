@@ -55,6 +55,7 @@ class RedisHosts:
     def __init__(self, client: Redis, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
+        self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
         self.worker = worker
         self._start = client.register_script(scripts.HOST_START)
         self._finish = client.register_script(scripts.HOST_FINISH)
@@ -68,9 +69,9 @@ class RedisHosts:
         robots.txt said (the cluster keeps the largest).  ``lease``: the request's lease,
         which must still be this worker's (else :class:`LeaseLost`).
         """
-        wait = int(self._start(args=[self.prefix, self.worker, host, token,
-                                     round(crawl_delay * 1000),
-                                     "" if lease is None else lease]))
+        wait = int(self._start(keys=self._route, args=[
+            self.prefix, self.worker, host, token, round(crawl_delay * 1000),
+            "" if lease is None else lease]))
         if wait == -2:
             raise LeaseLost(f"lease {lease} is no longer this worker's")
         if wait < 0:
@@ -84,16 +85,16 @@ class RedisHosts:
 
     def end(self, slot: SlotEnd) -> None:
         """:meth:`finish` a :class:`SlotEnd`."""
-        self._finish(args=[self.prefix, self.worker, *slot.args()])
+        self._finish(keys=self._route, args=[self.prefix, self.worker, *slot.args()])
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
-        self._delay(args=[self.prefix, host, round(seconds * 1000)])
+        self._delay(keys=self._route, args=[self.prefix, host, round(seconds * 1000)])
 
     def hold(self, host: str, seconds: float) -> int:
         """Hand out none of the server's URLs for ``seconds``, cluster-wide (its robots.txt
         answered 5xx/429): 1 if held now, 2 if held already (extended), 0 if the crawl ended
         its hold early before (then refuse)."""
-        return int(self._hold(args=[self.prefix, host, round(seconds * 1000)]))
+        return int(self._hold(keys=self._route, args=[self.prefix, host, round(seconds * 1000)]))
 
     def starts(self, host: str) -> list[tuple[float, str, str]]:
         """With FOCUS_REDIS_START_LOG: the server's last request starts, cluster-wide, as

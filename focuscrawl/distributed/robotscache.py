@@ -37,6 +37,7 @@ class RedisRobotsCache:
     def __init__(self, client: Redis, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
+        self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
         self.worker = worker
         self._claim = client.register_script(scripts.ROBOTS_CLAIM)
         self._renew = client.register_script(scripts.ROBOTS_RENEW)
@@ -45,7 +46,7 @@ class RedisRobotsCache:
     def claim(self, key: str, lease: float) -> SharedRobots | bool:
         """The cluster's entry for robots key ``key``; else True if this worker now holds the
         lease (for ``lease`` seconds) and must fetch it, False while another worker does."""
-        got = self._claim(args=[self.prefix, self.worker, key, _ms(lease)])
+        got = self._claim(keys=self._route, args=[self.prefix, self.worker, key, _ms(lease)])
         what = got[0].decode()
         if what == "entry":
             kind, status, body, left = got[1].decode(), int(got[2]), got[3], int(got[4])
@@ -54,7 +55,7 @@ class RedisRobotsCache:
 
     def renew(self, key: str, lease: float) -> bool:
         """Extend this worker's lease while its fetch lasts; False if the lease is gone."""
-        return bool(self._renew(args=[self.prefix, self.worker, key, _ms(lease)]))
+        return bool(self._renew(keys=self._route, args=[self.prefix, self.worker, key, _ms(lease)]))
 
     def store(self, key: str, kind: str, status: int, body: bytes, ttl: float, *,
               failed: bool = False, keep: float = 0.0) -> int:
@@ -62,13 +63,14 @@ class RedisRobotsCache:
         back.  ``failed``: the server answered 5xx/429; the cluster's count of such fetches in
         a row goes up and lasts ``keep`` seconds past this fetch; any other outcome sets it
         to 0.  Returns it."""
-        return int(self._store(args=[self.prefix, self.worker, key, kind, status, body,
-                                     _ms(ttl), int(failed), _ms(keep)]))
+        return int(self._store(keys=self._route, args=[
+            self.prefix, self.worker, key, kind, status, body, _ms(ttl), int(failed),
+            _ms(keep)]))
 
     def release(self, key: str) -> None:
         """Give the lease back without an outcome (the fetch was aborted): another worker
         fetches."""
-        self._store(args=[self.prefix, self.worker, key, "", 0, b"", 1, 0, 1])
+        self._store(keys=self._route, args=[self.prefix, self.worker, key, "", 0, b"", 1, 0, 1])
 
     def entry(self, key: str) -> dict[str, bytes]:
         """The stored entry as it is in Redis (for tests and inspection)."""

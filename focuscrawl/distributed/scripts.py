@@ -115,3 +115,6 @@ ROBOTS_CLAIM = _script("ROBOTS_CLAIM", "check.lua", "robots/claim.lua")
 ROBOTS_RENEW = _script("ROBOTS_RENEW", "check.lua", "robots/renew.lua")
 ROBOTS_STORE = _script("ROBOTS_STORE", "check.lua", "robots/store.lua")
 STATUS = _script("STATUS", "check.lua", "status.lua")
+# Redis Cluster only (``sharded.py``): MAX_PAGES across shards, on the crawl's global slot
+GRANT = _script("GRANT", "check.lua", "budget/grant.lua")
+SPEND = _script("SPEND", "check.lua", "budget/spend.lua")

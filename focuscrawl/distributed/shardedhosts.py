@@ -1,0 +1,92 @@
+"""Cluster-wide politeness and robots.txt over a Redis Cluster's shards (no Scrapy).
+
+:class:`RedisHosts` and :class:`RedisRobotsCache` as they are, one per shard; these route each
+call to the shard holding the server (its slots, delays and holds live with its URLs, so
+``POP`` sees them in one slot) or the robots.txt key (``shards.Router``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .hosts import RedisHosts, SlotEnd
+from .robotscache import RedisRobotsCache, SharedRobots
+
+if TYPE_CHECKING:
+    from redis.cluster import RedisCluster
+
+    from .shards import Router
+
+
+class ShardedHosts:
+    """:class:`RedisHosts`' interface; each server's state in its own shard."""
+
+    def __init__(self, client: RedisCluster, router: Router, worker: str) -> None:
+        self.client = client
+        self.router = router
+        self.worker = worker
+        self._parts: dict[int, RedisHosts] = {}
+
+    def _of(self, host: str) -> RedisHosts:
+        i = self.router.of_server(host)
+        part = self._parts.get(i)
+        if part is None:
+            part = self._parts[i] = RedisHosts(self.client, self.router.prefixes[i], self.worker)
+        return part
+
+    def start(self, host: str, token: str, crawl_delay: float = 0.0,
+              lease: int | None = None) -> float | None:
+        return self._of(host).start(host, token, crawl_delay, lease)
+
+    def finish(self, host: str, token: str, elapsed: float | None, *,
+               timed_out: bool = False) -> None:
+        self._of(host).finish(host, token, elapsed, timed_out=timed_out)
+
+    def end(self, slot: SlotEnd) -> None:
+        self._of(slot.host).end(slot)
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        self._of(host).set_crawl_delay(host, seconds)
+
+    def hold(self, host: str, seconds: float) -> int:
+        return self._of(host).hold(host, seconds)
+
+    def starts(self, host: str) -> list[tuple[float, str, str]]:
+        return self._of(host).starts(host)
+
+    def server(self, host: str) -> dict[str, str]:
+        return self._of(host).server(host)
+
+
+class ShardedRobots:
+    """:class:`RedisRobotsCache`'s interface; each robots.txt in the shard of its key."""
+
+    def __init__(self, client: RedisCluster, router: Router, worker: str) -> None:
+        self.client = client
+        self.router = router
+        self.worker = worker
+        self._parts: dict[int, RedisRobotsCache] = {}
+
+    def _of(self, key: str) -> RedisRobotsCache:
+        i = self.router.of_server(key)
+        part = self._parts.get(i)
+        if part is None:
+            part = self._parts[i] = RedisRobotsCache(self.client, self.router.prefixes[i],
+                                                     self.worker)
+        return part
+
+    def claim(self, key: str, lease: float) -> SharedRobots | bool:
+        return self._of(key).claim(key, lease)
+
+    def renew(self, key: str, lease: float) -> bool:
+        return self._of(key).renew(key, lease)
+
+    def store(self, key: str, kind: str, status: int, body: bytes, ttl: float, *,
+              failed: bool = False, keep: float = 0.0) -> int:
+        return self._of(key).store(key, kind, status, body, ttl, failed=failed, keep=keep)
+
+    def release(self, key: str) -> None:
+        self._of(key).release(key)
+
+    def entry(self, key: str) -> dict[str, bytes]:
+        return self._of(key).entry(key)

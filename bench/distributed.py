@@ -41,6 +41,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -137,6 +138,10 @@ class ScriptCounter(threading.Thread):
         self.join()
 
 
+#: how ``run`` reads Redis's figures (``--cluster``: summed over the cluster's nodes)
+STATS: list[Any] = [redis.Redis.from_url]
+
+
 def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.Namespace,
         logdir: Path) -> dict:
     """One crawl by ``n`` workers (n=0: the single-process crawler); its figures."""
@@ -146,7 +151,7 @@ def run(n: int, server: ServerProcess, redis_url: str, key: str, args: argparse.
     if n:
         env["SCRAPY_SETTINGS_MODULE"] = "settings.distributed"
     before = len(server.read_log())
-    rclient = redis.Redis.from_url(redis_url)
+    rclient = STATS[0](redis_url)
     rclient.config_resetstat()
     memory0 = rclient.info("memory")["used_memory"]
     cpu = rclient.info("cpu")
@@ -281,12 +286,21 @@ def main() -> int:
     ap.add_argument("--memory-fetched", type=int, default=None, metavar="M",
                     help="fetched URLs for --memory (default N / 4)")
     ap.add_argument("--memory-hosts", type=int, default=20_000, help="hosts for --memory")
+    ap.add_argument("--cluster", action="store_true",
+                    help="each count on one Redis, then on a local Redis Cluster of --masters "
+                         "masters (bench/distributed_cluster.py)")
+    ap.add_argument("--masters", type=int, default=3)
     args = ap.parse_args()
     if args.memory is not None:
         return memory(args)
     counts = [int(x) for x in args.workers.split(",")]
     site = build_site(args.hosts, args.pages)
     everything = {f"{h}{p}" for h, pages in site.items() for p in pages}
+    if args.cluster:
+        from bench import distributed_cluster
+
+        return distributed_cluster.main(args, run, site, everything,
+                                        lambda make: STATS.__setitem__(0, make))
     ceiling = args.hosts / max(args.delay, args.latency_ms / 1000)
     print(f"site: {args.hosts} hosts x {args.pages} pages = {len(everything)} pages, "
           f"latency {args.latency_ms:.0f} ms; FOCUS_DELAY {args.delay} s, 1 connection per "

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 #: pages of budget a worker asks for at a time (few: a worker holding budget it cannot use
 #: makes the others wait for it near the end of the crawl)
 BLOCK = 4
+#: once fewer than SCARCE blocks are left to grant, a worker gives back what it cannot use now
+SCARCE = 16
 
 
 class Budget:
@@ -31,6 +33,7 @@ class Budget:
         self.worker = worker
         self.max_pages = 0
         self.free = 0  # granted, not yet attached to a lease
+        self.scarce = False  # little budget left to grant: give back what cannot be used now
         self._leases: set[int] = set()  # leases holding a page of the budget
         self._grant = client.register_script(scripts.GRANT)
         self._spend = client.register_script(scripts.SPEND)
@@ -43,7 +46,9 @@ class Budget:
         if not self.max_pages:
             return True
         if self.free == 0:
-            self.free += int(self._run(self._grant, BLOCK))
+            give, left = self._run(self._grant, BLOCK)
+            self.free += int(give)
+            self.scarce = int(left) < SCARCE * BLOCK
         return self.free > 0
 
     def attach(self, lease: int) -> None:
@@ -65,8 +70,9 @@ class Budget:
                 self.free += 1
 
     def give_back(self) -> None:
-        """Return the pages held unused (nothing to pop now: another worker may need them)."""
-        if self.max_pages and self.free > 0:
+        """Return the pages held unused (nothing to pop now) once the budget left is scarce:
+        another worker may need them."""
+        if self.max_pages and self.free > 0 and self.scarce:
             self._run(self._spend, "", self.free)
             self.free = 0
 

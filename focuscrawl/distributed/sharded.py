@@ -133,33 +133,59 @@ class ShardedFrontier:
         self.shards[self._page_shard.get(url, 0)].crawled(url, score, hot)
 
     def __len__(self) -> int:
-        return sum(int(self.client.hget(s.prefix + "c", "entries") or 0) for s in self.shards)
+        return sum(st["entries"] for st in self._read())
 
     # -- leases ------------------------------------------------------------------------------
-    def _order(self) -> list[int]:
-        """Shards to ask, best first: the best-looking of LOOK, then the rest in turn."""
+    def _tops(self, shards: list[int]) -> list[tuple[int, float] | None]:
+        """Each shard's best queued URL as (queue rank, priority), None if it has none: one
+        pipelined read (a round trip per node)."""
+        queues = ("hot", "url") if self.config.get("cho") == "1" else ("main",)
+        pipe = self.client.pipeline(transaction=False)
+        for i in shards:
+            for q in queues:
+                pipe.zrange(self.shards[i].prefix + "i:" + q, 0, 0, withscores=True)
+        replies = pipe.execute()
+        out: list[tuple[int, float] | None] = []
+        for k in range(len(shards)):
+            got = replies[k * len(queues):(k + 1) * len(queues)]
+            best = next(((rank, float(top[0][1])) for rank, top in enumerate(got) if top), None)
+            out.append(best)
+        return out
+
+    def _order(self) -> tuple[list[int], list[int]]:
+        """Shards to ask: the LOOK looked at (the worker's turn and some at random), best
+        first, then, if none of them has a server ready, every other shard with URLs."""
         n = len(self.shards)
         self._turn += 1
         first = self._turn % n
         looked = list(dict.fromkeys([first, *self._rng.sample(range(n), min(n, LOOK - 1))]))
-        looked.sort(key=self._best)
-        return looked + [(first + k) % n for k in range(n) if (first + k) % n not in looked]
+        tops = self._tops(looked)
+        ranked = sorted((t, i) for t, i in zip(tops, looked, strict=True) if t is not None)
+        return looked, [i for _, i in ranked]
 
-    def _best(self, i: int) -> tuple[int, float]:
-        prefix = self.shards[i].prefix
-        queues = ("hot", "url") if self.config.get("cho") == "1" else ("main",)
-        for rank, q in enumerate(queues):
-            top = self.client.zrange(prefix + "i:" + q, 0, 0, withscores=True)
-            if top:
-                return rank, float(top[0][1])
-        return len(queues), 0.0
+    def _others(self, looked: list[int]) -> list[int]:
+        rest = [i for i in range(len(self.shards)) if i not in looked]
+        tops = self._tops(rest) if rest else []
+        return [i for _, i in sorted((t, i) for t, i in zip(tops, rest, strict=True)
+                                     if t is not None)]
 
     def pop(self, *, late: bool = False, seeding: bool = False) -> tuple[int, Entry] | None:
         self.wait = None
         if not self.budget.take():
             return None
-        waits = []
-        for i in self._order():
+        waits: list[float] = []
+        looked, ranked = self._order()
+        got = self._pop_from(ranked, late, seeding, waits)
+        if got is None:
+            got = self._pop_from(self._others(looked), late, seeding, waits)
+        if got is None:
+            self.wait = min(waits) if waits else None
+            self.budget.give_back()
+        return got
+
+    def _pop_from(self, order: list[int], late: bool, seeding: bool,
+                  waits: list[float]) -> tuple[int, Entry] | None:
+        for i in order:
             got = self.shards[i].pop(late=late, seeding=seeding)
             if got is not None:
                 lease, entry = got
@@ -169,8 +195,6 @@ class ShardedFrontier:
                 return got
             if self.shards[i].wait is not None:
                 waits.append(self.shards[i].wait)
-        self.wait = min(waits) if waits else None
-        self.budget.give_back()
         return None
 
     def downloaded(self, lease: int, counted: bool, slot: SlotEnd | None = None) -> int:
@@ -224,7 +248,19 @@ class ShardedFrontier:
         self.main.leave()
 
     def _read(self) -> list[ClusterStatus]:
-        return [s.status() for s in self.shards]
+        """Every shard's counters (what STATUS returns but its workers), pipelined: a round
+        trip per node, not a script call per shard."""
+        pipe = self.client.pipeline(transaction=False)
+        for shard in self.shards:
+            pipe.hgetall(shard.prefix + "c")
+            pipe.llen(shard.prefix + "batch")
+        replies = pipe.execute()
+        out = []
+        for k in range(len(self.shards)):
+            counters = {key.decode(): int(v) for key, v in replies[2 * k].items()}
+            counters["batch_len"] = int(replies[2 * k + 1])
+            out.append(ClusterStatus(counters, 0))
+        return out
 
     def status(self) -> ClusterStatus:
         reads = self._read()

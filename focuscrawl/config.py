@@ -82,6 +82,14 @@ _declare(G, "FOCUS_LOGSTATS", "bool", True,
 _declare(G, "FOCUS_KEYWORDS", "str", "", "The topic; the spider argument `keywords` overrides it.")
 _declare(G, "FOCUS_SEEDS", "str", "",
          "Comma-separated seed URLs or a file of URLs; spider argument `seeds`.")
+_declare(G, "FOCUS_EXAMPLE_URLS", "str", "",
+         "On-topic example pages (URLs, comma/space-separated, or a file of URLs) a page "
+         "classifier learns from, fetched first; spider argument `examples`.")
+_declare(G, "FOCUS_NEGATIVE_URLS", "str", "",
+         "Off-topic example pages for the page classifier; spider argument `negatives`.")
+_declare(G, "FOCUS_RELEVANCE_WEIGHT", "float", 0.5,
+         "With examples, the classifier's probability's share of the learned order's page "
+         "label (the keyword label the rest; 0: keywords only).")
 _declare(G, "FOCUS_MAX_PAGES", "int", 2000,
          "Pant's MAX_PAGES: pages (2xx HTML responses) fetched, then the crawl stops.")
 _declare(G, "FOCUS_HOT_BODY_COUNT", "int", 10,

@@ -32,7 +32,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
         echo "setup: pip install failed (full log: .venv/pip.log)"
         exit 1
     fi
-    .venv/bin/python -c "import scrapy, numpy, w3lib, pytest_twisted, xdist, scrapy_playwright, warcio, xxhash, mkdocs"
+    .venv/bin/python -c "import scrapy, numpy, sklearn, w3lib, pytest_twisted, xdist, scrapy_playwright, warcio, xxhash, mkdocs"
     touch "$stamp"
 fi
 echo "setup: ready (.venv/bin/scrapy, .venv/bin/pytest)"

@@ -17,6 +17,7 @@ from itertools import chain
 from typing import Any
 
 import scrapy
+from scrapy import signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.utils.url import url_is_from_any_domain
@@ -34,6 +35,7 @@ from focuscrawl.seam.arguments import (
     SpiderArguments,
     parse_arguments,
 )
+from focuscrawl.seam.examples import ExamplePages
 from focuscrawl.seam.meta import LINK, ORDER
 from focuscrawl.seam.output.items import ExplainedPageItem, PageItem
 from focuscrawl.seam.records import is_html, request_key
@@ -61,6 +63,7 @@ class TopicSpider(scrapy.Spider):
         reorder: str | None = None,
         render: str | None = None,
         examples: str | None = None,
+        negatives: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -69,11 +72,13 @@ class TopicSpider(scrapy.Spider):
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
             "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
             "reorder": reorder, "render": render, "examples": examples,
+            "negatives": negatives,
         })
         self.topic: Topic | None = None
         self.pages = 0
         self.relevant = 0
         self.learning = False  # the crawl order learns from page digests (set in _configure)
+        self.example_pages: ExamplePages | None = None  # the page classifier (set in _configure)
         # the outlinks the crawl order would ignore, dropped before a Request is built (the
         # crawl's FocusServices part, found at start: extensions are built after the spider)
         self.known_urls: KnownUrls | None = None
@@ -99,6 +104,7 @@ class TopicSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure()
+        crawler.signals.connect(spider._save_state, signal=signals.spider_closed)
         # render=js / FOCUS_RENDER_DOMAINS: install the browser download handler (settings are
         # not frozen yet); with rendering off this changes nothing and no browser starts
         configure_rendering(crawler.settings, spider_mode(spider))
@@ -113,6 +119,10 @@ class TopicSpider(scrapy.Spider):
             raw["keywords"] = config.get(s, "FOCUS_KEYWORDS")
         if raw["seeds"] is None and config.get(s, "FOCUS_SEEDS"):
             raw["seeds"] = config.get(s, "FOCUS_SEEDS")
+        if raw["examples"] is None and config.get(s, "FOCUS_EXAMPLE_URLS"):
+            raw["examples"] = config.get(s, "FOCUS_EXAMPLE_URLS")
+        if raw["negatives"] is None and config.get(s, "FOCUS_NEGATIVE_URLS"):
+            raw["negatives"] = config.get(s, "FOCUS_NEGATIVE_URLS")
         try:
             args = parse_arguments(**raw)
             if not args.seeds:
@@ -130,6 +140,12 @@ class TopicSpider(scrapy.Spider):
         self.learning = capabilities(strategy).learns
         self.allowed_domains = args.allowed_domains or None
         self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
+        seeds_are_examples = bool(published.frontier.get("examples")
+                                  or config.get(s, "FOCUS_EXAMPLES"))
+        self.example_pages = ExamplePages(
+            self.crawler, positives=args.seeds if seeds_are_examples else args.examples,
+            negatives=args.negatives, seeds=args.seeds, relevant_score=self.relevant_score,
+            weight=config.get(s, "FOCUS_RELEVANCE_WEIGHT"))
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.argument_error:
@@ -140,6 +156,10 @@ class TopicSpider(scrapy.Spider):
         assert self.args is not None and self.topic is not None
         services = self.crawler.get_extension(FocusServices)
         self.known_urls = services.known_urls if services is not None else None
+        examples = self.example_pages
+        assert examples is not None
+        if not examples.resume(getattr(self, "state", None)):
+            await examples.fetch(self._example_digest)  # before any seed: first, politely
         for url in self.args.seeds:
             if not self._allowed(url):
                 logger.warning("seed %s is outside allowed_domains; skipped", url)
@@ -148,6 +168,21 @@ class TopicSpider(scrapy.Spider):
                 url,
                 meta={LINK: {"anchor": "", "parent": None, "keyword": self.topic.mentions(url)}},
             )
+
+    def _save_state(self) -> None:
+        """The classifier into the spider's state (kept in JOBDIR by Scrapy's SpiderState,
+        which saves it after this handler: it connects later)."""
+        if self.example_pages is not None:
+            self.example_pages.save(getattr(self, "state", None))
+
+    def _example_digest(self, response: Response) -> PageDigest | None:
+        """An example page's digest, as a crawled page's is made."""
+        try:
+            html = response.text
+        except (AttributeError, UnicodeDecodeError, LookupError):
+            return None
+        title_tokens, _, main_tokens = self._tokens(extract(html, response.url))
+        return self._digest(title_tokens + main_tokens)
 
     def _digest(self, tokens: list[str]) -> PageDigest:
         """What a learning crawl order needs of the page: its main text's terms and the
@@ -185,13 +220,15 @@ class TopicSpider(scrapy.Spider):
             return
         # the links' nearby text is the learned order's evidence only
         page = extract(html, response.url, with_context=self.learning)
-        digest = None
-        if self.learning:  # the text's words for the score and for the digest, found once
-            title_tokens, body_tokens, main_tokens = self._tokens(page)
-            scored = self.topic.score_tokens(title_tokens, body_tokens)
-            digest = self._digest(title_tokens + main_tokens)
-        else:
-            scored = self.topic.score_page(page.title, page.text)
+        # the text's words for the score and for the digest (the classifier's features and
+        # the learned order's evidence), found once
+        title_tokens, body_tokens, main_tokens = self._tokens(page)
+        scored = self.topic.score_tokens(title_tokens, body_tokens)
+        digest: PageDigest | None = self._digest(title_tokens + main_tokens)
+        examples = self.example_pages
+        assert examples is not None and digest is not None
+        relevance = examples.page(response, digest, scored.score)
+        digest = examples.label_digest(digest, relevance) if self.learning else None
         url = canonical(response.url)
         self.pages += 1
         if scored.score >= self.relevant_score:
@@ -220,6 +257,7 @@ class TopicSpider(scrapy.Spider):
             order=response.meta.get(ORDER),
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
+            relevance=None if relevance is None else round(relevance, 6),
         )
         why = focus.get("why")  # FOCUS_EXPLAIN
         yield PageItem(**fields) if why is None else ExplainedPageItem(**fields, why=why)

@@ -24,6 +24,8 @@ class CrawlArguments:
     allowed_domains: list[str] = field(default_factory=list)
     frontier: dict[str, Any] = field(default_factory=dict)  # overrides for the scheduler
     render: str = ""  # "" (never) or "js" (render every page with a browser)
+    examples: list[str] = field(default_factory=list)  # on-topic pages to learn from
+    negatives: list[str] = field(default_factory=list)  # off-topic pages to learn from
 
 
 @dataclass
@@ -63,8 +65,9 @@ def _int(name: str, value: Any, minimum: int) -> int:
     return number
 
 
-def parse_seeds(value: str | list[str] | None) -> list[str]:
-    """Comma-separated URLs, or the path of a file with one URL per line (# comments)."""
+def parse_seeds(value: str | list[str] | None, name: str = "seeds") -> list[str]:
+    """Comma-separated URLs, or the path of a file with one URL per line (# comments).
+    ``name`` is the argument's, for the error's one line."""
     if not value:
         return []
     if isinstance(value, str) and os.path.isfile(value.strip()):
@@ -72,8 +75,9 @@ def parse_seeds(value: str | list[str] | None) -> list[str]:
             items = [line.split("#", 1)[0].strip() for line in f]
     elif isinstance(value, str):
         if ":" not in value and os.sep in value:
-            raise ArgumentError(f"seeds file not found: {value}")
-        items = [part.strip() for part in value.replace("\n", ",").split(",")]
+            raise ArgumentError(f"{name} file not found: {value}")
+        items = [part.strip() for part in value.replace("\n", ",").replace(" ", ",")
+                 .split(",")]
     else:
         items = [str(v).strip() for v in value]
     seeds: list[str] = []
@@ -83,7 +87,8 @@ def parse_seeds(value: str | list[str] | None) -> list[str]:
         try:
             url = canonical(item)
         except ValueError as e:
-            raise ArgumentError(f"malformed seed URL {item!r}: {e}") from None
+            what = "seed" if name == "seeds" else name.rstrip("s")
+            raise ArgumentError(f"malformed {what} URL {item!r}: {e}") from None
         if url not in seeds:
             seeds.append(url)
     return seeds
@@ -102,6 +107,7 @@ def parse_arguments(
     reorder: Any = None,
     render: Any = None,
     examples: Any = None,
+    negatives: Any = None,
 ) -> CrawlArguments:
     if keywords is None or not str(keywords).strip():
         raise ArgumentError('keywords are required, e.g. -a keywords="garbage collection"')
@@ -129,11 +135,16 @@ def parse_arguments(
         if value not in ("none", "backlinks", "score"):
             raise ArgumentError(f"reorder must be none, backlinks or score, not {reorder!r}")
         frontier["reorder"] = value
+    example_urls: list[str] = []
     if examples is not None:
         flag = str(examples).strip().lower()
-        if flag not in ("1", "true", "yes", "0", "false", "no"):
-            raise ArgumentError(f"examples must be true or false, not {examples!r}")
-        frontier["examples"] = flag in ("1", "true", "yes")
+        if flag in ("1", "true", "yes", "0", "false", "no"):  # the seeds are the examples
+            frontier["examples"] = flag in ("1", "true", "yes")
+        else:  # pages on the topic, seeds or not
+            try:
+                example_urls = parse_seeds(examples, "examples")
+            except ArgumentError as e:
+                raise ArgumentError(f"examples must be true, false or URLs: {e}") from None
     domains: list[str] = []
     if allowed_domains:
         raw = allowed_domains if isinstance(allowed_domains, list) else str(allowed_domains)
@@ -148,4 +159,6 @@ def parse_arguments(
         allowed_domains=domains,
         frontier=frontier,
         render="js" if render_mode == "js" else "",
+        examples=example_urls,
+        negatives=parse_seeds(negatives, "negatives"),
     )

@@ -368,8 +368,13 @@ def test_the_examples_argument_reaches_the_learned_order():
     assert parse_arguments(keywords="glacier", examples="true").frontier["examples"] is True
     assert parse_arguments(keywords="glacier", examples="no").frontier["examples"] is False
     assert "examples" not in parse_arguments(keywords="glacier").frontier
-    with pytest.raises(ArgumentError, match="examples must be true or false"):
+    with pytest.raises(ArgumentError, match="examples must be true, false or URLs: malformed"):
         parse_arguments(keywords="glacier", examples="maybe")
+    given = parse_arguments(keywords="glacier", examples="http://a.test/x http://b.test/y",
+                            negatives="http://c.test/z")
+    assert (given.examples, given.negatives) == (["http://a.test/x", "http://b.test/y"],
+                                                 ["http://c.test/z"])
+    assert "examples" not in given.frontier  # example URLs leave the seeds' meaning as it is
     with_examples = make_frontier("learned", keywords=["glacier"], examples=True)
     assert with_examples.examples and (with_examples.window, with_examples.hub) == (4, 1.0)
     without = make_frontier("learned", keywords=["glacier"])

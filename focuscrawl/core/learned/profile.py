@@ -38,6 +38,9 @@ class PageDigest:
     terms: tuple[tuple[str, int], ...]
     rest: float = 0.0  # sum of (1 + ln tf)^2 over the terms not kept (for a cosine's length)
     hits: tuple[int, ...] = ()
+    # the page classifier's probability (with user examples), and its share of the label
+    relevance: float | None = None
+    relevance_weight: float = 0.0
 
     @classmethod
     def from_counts(cls, counts: Counter[str], hits: Sequence[int] = (),

@@ -82,7 +82,7 @@ class Trainer:
         The keyword match is SMART ltc over the crawl's IDF (``TopicProfile.keyword_cosine``)
         over ``keyword_scale``, or the spider's plain cosine over ``relevant_score`` when
         there is no digest; with ``profile_score`` the similarity to the grown profile may
-        raise the label.
+        raise the label; a digest's classifier probability is mixed in by its weight.
         """
         if digest is None:
             by_keywords = score / self.relevant_score if self.relevant_score else 0.0
@@ -92,6 +92,9 @@ class Trainer:
         label = min(1.0, by_keywords)
         if self.profile_score > 0 and profile.version > 0:
             label = max(label, min(1.0, profile.similarity(digest) / self.profile_score))
+        if digest.relevance is not None:  # the user's example pages' classifier
+            weight = digest.relevance_weight
+            label = (1.0 - weight) * label + weight * digest.relevance
         return label, by_keywords
 
     # -- training ---------------------------------------------------------------------------

@@ -22,6 +22,9 @@ class PageItem:
     order: int | None  # crawl order: 1 for the first page fetched
     priority: float  # the frontier's estimate when the URL was chosen
     truncated: bool = False  # body cut at the fetch size limit, scored on what was kept
+    # the page classifier's probability that the page is on the topic (None before it has
+    # an on-topic and an off-topic page to learn from)
+    relevance: float | None = None
 
 
 @dataclass

@@ -1,7 +1,9 @@
-"""Focus under politeness: live crawls of docweb through its proxy, harvest and pages/s.
+"""Focus under politeness: live crawls of docweb through its proxy, relevant pages per minute.
 
-    .venv/bin/python bench/live_focus.py [--max-pages 150] [--delays 0.25 1.0]
-                                         [--slacks 1.0 0.5 0.2] [--parallel 6]
+    .venv/bin/python bench/live_focus.py [--max-pages 300] [--delays 1.0]
+        [--slacks adaptive 0.5] [--strategies best-first learned] [--parallel 4]
+        [--topics ID ...] [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
+        [--repeat N] [--out results.json]
 
 Replayed crawls (``bench/harvest.py``) are sequential: every server is always ready, so they
 measure the order and nothing else.  A real crawl waits ``FOCUS_DELAY`` between requests to a
@@ -9,15 +11,20 @@ server, and the scheduler hands out the best URL among the servers that may be c
 With ``FOCUS_SLACK`` = 1 that is any idle server's best URL, however poor; with a smaller slack
 an idle server's URL is taken only if its value is at least ``(1 - slack)`` times the best URL
 waiting on a busy server, else the crawl waits for that server.  Lower slack: better pages per
-page fetched, fewer pages per second.
+page fetched, fewer pages per second.  ``adaptive`` in ``--slacks`` leaves ``FOCUS_SLACK``
+unset and sets ``FOCUS_SLACK_ADAPTIVE``: the crawl chooses its slack as it goes.
 
 docweb's server (``../shared/docweb/serve.py``) is started on a free loopback port; every crawl
 is ``scrapy crawl topic`` through it as an http(s) proxy, robots.txt obeyed, one connection per
-server, on docweb's six topics from the examples and from the neighbours.  Per configuration
-(strategy, delay, slack): relevant pages found (docweb's judge, counted as its ``simulate.py``
-counts them: score >= 0.15, seeds excluded), pages, seconds from the first to the last page,
-pages/s, and relevant pages per minute -- summed over the topics.  Several crawls run at once
-(``--parallel``): they share the server, not their politeness.
+server, on docweb's six topics (or ``--topic-defs``' topics, judged and seeded by docweb's
+``topics.py`` as ``bench/harvest.py`` does) from the examples and from the neighbours.  Each
+crawl is repeated ``--repeat`` times.  Per crawl: relevant pages found (docweb's judge, counted
+as its ``simulate.py`` counts them: score >= 0.15, seeds excluded), pages, seconds from the first
+to the last page.  Printed: per configuration the sums over topics (relevant per page, pages/s,
+relevant per minute, and the ratio of relevant per minute to best-first's from the same runs);
+per topic each configuration's relevant per minute (mean, min-max over repeats) and its ratio to
+best-first's split into the order's part (relevant per page) and the waiting's (pages/s).
+Several crawls run at once (``--parallel``): they share the server, not their politeness.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,27 +40,39 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harvest import _count, docweb_data, docweb_dir, docweb_server  # noqa: E402
+from harvest import _count, data_dir, docweb_data, docweb_dir, docweb_server, topics_from  # noqa: E402, I001
 
 TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
+BASE = "best-first"
+ADAPTIVE = "adaptive"
+# the crawl's own figures about its slack, read back from its log's stats dump
+_STAT = re.compile(r"'(focus/slack[\w/]*)': ([-\d.e]+)")
 
 
 def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, delay: float,
-          slack: float, max_pages: int) -> dict:
+          slack: str, max_pages: int) -> dict:
     env = {**os.environ, "http_proxy": proxy, "https_proxy": proxy,
            "SCRAPY_SETTINGS_MODULE": "settings", "PYTHONPATH": str(ROOT)}
     env.pop("no_proxy", None)
     env.pop("NO_PROXY", None)
+    if slack == ADAPTIVE:
+        slack_settings = ["-s", "FOCUS_SLACK_ADAPTIVE=True"]
+    elif slack:
+        slack_settings = ["-s", f"FOCUS_SLACK={slack}", "-s", "FOCUS_SLACK_ADAPTIVE=False"]
+    else:  # the order's default
+        slack_settings = []
+    log = out.with_suffix(".log")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={keywords}",
            "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={max_pages}",
-           "-s", f"FOCUS_DELAY={delay}", "-s", f"FOCUS_SLACK={slack}", "-s", "LOG_LEVEL=INFO",
-           "-s", f"LOG_FILE={out.with_suffix('.log')}", "-O", str(out)]
+           "-s", f"FOCUS_DELAY={delay}", *slack_settings, "-s", "LOG_LEVEL=INFO",
+           "-s", f"LOG_FILE={log}", "-O", str(out)]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -62,71 +82,158 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
     rows.sort(key=lambda r: r.get("order") or 0)
     stamps = [datetime.fromisoformat(r["fetched_at"]).timestamp() for r in rows]
     span = max(stamps) - min(stamps) if len(stamps) > 1 else 0.0
-    return {"urls": [r["url"] for r in rows], "span": span, "wall": time.monotonic() - t0}
+    stats = {k: float(v) for k, v in _STAT.findall(log.read_text("utf-8", errors="replace"))}
+    return {"urls": [r["url"] for r in rows], "span": span, "wall": time.monotonic() - t0,
+            "stats": stats}
+
+
+def _label(strategy: str, slack: str) -> str:
+    return strategy if not slack else f"{strategy}:{slack}"
+
+
+def _rate(found: float, secs: float) -> float:
+    return 60 * found / secs if secs else 0.0
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else "-"
+
+
+def summarise(results: list[dict]) -> str:
+    """Tables of the runs: sums per configuration, then per topic, paired with best-first."""
+    lines: list[str] = []
+    tasks = sorted({r["task"] for r in results})
+    for delay in sorted({r["delay"] for r in results}):
+        for task in tasks:
+            rows = [r for r in results if r["task"] == task and r["delay"] == delay]
+            labels = list(dict.fromkeys(r["config"] for r in rows))
+            topics = list(dict.fromkeys(r["topic"] for r in rows))
+            sums: dict[str, tuple[int, int, float]] = {}
+            per: dict[tuple[str, str], list[dict]] = {}
+            for r in rows:
+                per.setdefault((r["config"], r["topic"]), []).append(r)
+            for label in labels:
+                mine = [r for r in rows if r["config"] == label]
+                sums[label] = (sum(r["relevant"] for r in mine), sum(r["pages"] for r in mine),
+                               sum(r["seconds"] for r in mine))
+            base = sums.get(BASE)
+            lines.append(f"\n{task}, delay {delay:g} s, {len(topics)} topics, sums over "
+                         f"topics and repeats")
+            lines.append(f"{'config':22s} {'relevant':>8s} {'pages':>6s} {'seconds':>8s} "
+                         f"{'rel/page':>8s} {'pages/s':>7s} {'rel/min':>7s} {'vs BF':>6s} "
+                         f"{'behind':>6s}")
+            for label in labels:
+                found, pages, secs = sums[label]
+                behind = sum(1 for t in topics if _topic(per, label, t)[0]
+                             < _topic(per, BASE, t)[0]) if base else 0
+                lines.append(
+                    f"{label:22s} {found:8d} {pages:6d} {secs:8.0f} "
+                    f"{found / pages if pages else 0:8.3f} {pages / secs if secs else 0:7.2f} "
+                    f"{_rate(found, secs):7.1f} "
+                    f"{_ratio(_rate(found, secs), _rate(base[0], base[2])) if base else '-':>6s}"
+                    f" {behind if base else '-':>6}")
+            lines.append("per topic: relevant/min mean (min-max over repeats); vs BF = ratio "
+                         "of pooled rel/min = order (rel/page) x wait (pages/s)")
+            for t in topics:
+                for label in labels:
+                    rate, lo, hi, rpp, pps = _topic(per, label, t)
+                    cell = f"{t:14s} {label:22s} {rate:6.1f} ({lo:5.1f}-{hi:5.1f})"
+                    if base and label != BASE:
+                        b = _topic(per, BASE, t)
+                        cell += (f"  vs BF {_ratio(rate, b[0]):>6s} = order "
+                                 f"{_ratio(rpp, b[3]):>6s} x wait {_ratio(pps, b[4]):>6s}")
+                    slack = [r["stats"].get("focus/slack") for r in per.get((label, t), [])]
+                    if any(s is not None for s in slack):
+                        cell += "  slack " + ",".join(f"{s:.2f}" for s in slack if s is not None)
+                    lines.append(cell)
+    return "\n".join(lines)
+
+
+def _topic(per: dict, label: str, topic: str) -> tuple[float, float, float, float, float]:
+    """Pooled rel/min, min and max over repeats, rel/page and pages/s of one topic's runs."""
+    runs = per.get((label, topic), [])
+    if not runs:
+        return (0.0, 0.0, 0.0, 0.0, 0.0)
+    found = sum(r["relevant"] for r in runs)
+    pages = sum(r["pages"] for r in runs)
+    secs = sum(r["seconds"] for r in runs)
+    each = [_rate(r["relevant"], r["seconds"]) for r in runs]
+    return (_rate(found, secs), min(each), max(each), found / pages if pages else 0.0,
+            pages / secs if secs else 0.0)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--max-pages", type=int, default=150)
-    p.add_argument("--delays", type=float, nargs="+", default=[0.25, 1.0])
-    p.add_argument("--slacks", type=float, nargs="+", default=[1.0, 0.5, 0.2],
-                   help="FOCUS_SLACK values for the learned order (best-first runs at 1.0)")
-    p.add_argument("--strategies", nargs="+", default=["best-first", "learned"])
-    p.add_argument("--parallel", type=int, default=6)
+    p.add_argument("--max-pages", type=int, default=300)
+    p.add_argument("--delays", type=float, nargs="+", default=[1.0])
+    p.add_argument("--slacks", nargs="+", default=[ADAPTIVE, "0.5"],
+                   help="for the learned order: FOCUS_SLACK values, 'adaptive' (the crawl "
+                        "adapts it) or 'default' (nothing set); best-first runs at its default")
+    p.add_argument("--strategies", nargs="+", default=[BASE, "learned"])
+    p.add_argument("--topics", nargs="+", help="topic ids (default: all)")
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    p.add_argument("--topic-defs", type=Path,
+                   help="topic definitions in place of docweb's (e.g. bench/heldout.def.json)")
+    p.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration")
+    p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("--out", type=Path, help="write every run's figures here (JSON)")
     args = p.parse_args()
 
     sys.path.insert(0, str(docweb_dir()))
     import serve  # docweb's URL mapper
 
     site = serve.load_site(str(docweb_data() / "hosts.json"))
-    topics = json.loads((docweb_data() / "topics.json").read_text("utf-8"))
+    topic_dir = topics_from(args.topic_defs, data_dir()) if args.topic_defs else docweb_data()
+    topics = json.loads((topic_dir / "topics.json").read_text("utf-8"))
+    chosen = [t for t in topics["topics"] if not args.topics or t["id"] in args.topics]
+    if args.topics and len(chosen) != len(args.topics):
+        p.error(f"unknown topic among {args.topics}: {[t['id'] for t in topics['topics']]}")
     urls = topics["urls"]
-    configs = [(s, d, sl) for d in args.delays for s in args.strategies
-               for sl in (args.slacks if s == "learned" else [1.0])]
+    configs = [(s, d, "" if sl == "default" else sl) for d in args.delays
+               for s in args.strategies for sl in (args.slacks if s == "learned" else [""])]
     work = Path(tempfile.mkdtemp(prefix="live-focus-"))
     jobs = []
-    for t in topics["topics"]:
-        for task, key in TASKS.items():
-            seeds = [s if isinstance(s, str) else s["url"] for s in t["seeds"][key]]
-            seed_file = work / f"{t['id']}-{task}.txt"
-            seed_file.write_text("\n".join(seeds) + "\n")
-            for strategy, delay, slack in configs:
-                out = work / f"{t['id']}-{task}-{strategy}-d{delay}-s{slack}.jsonl"
-                jobs.append((t, task, seeds, seed_file, strategy, delay, slack, out))
+    for rep in range(args.repeat):
+        for t in chosen:
+            for task in args.tasks:
+                seeds = [s if isinstance(s, str) else s["url"] for s in t["seeds"][TASKS[task]]]
+                seed_file = work / f"{t['id']}-{task}.txt"
+                seed_file.write_text("\n".join(seeds) + "\n")
+                for strategy, delay, slack in configs:
+                    out = work / f"{t['id']}-{task}-{strategy}-d{delay}-s{slack}-r{rep}.jsonl"
+                    jobs.append((t, task, seeds, seed_file, strategy, delay, slack, rep, out))
     print(f"{len(jobs)} live crawls of {args.max_pages} pages, {args.parallel} at a time; "
           f"work in {work}", file=sys.stderr)
-    results: dict[tuple, list] = {}
+    results: list[dict[str, Any]] = []
     t_all = time.monotonic()
     with docweb_server() as proxy, ThreadPoolExecutor(args.parallel) as pool:
         futures = {pool.submit(crawl, proxy, out, t["keywords"], seed_file, strategy, delay,
-                               slack, args.max_pages): (t, task, seeds, strategy, delay, slack)
-                   for t, task, seeds, seed_file, strategy, delay, slack, out in jobs}
+                               slack, args.max_pages): (t, task, seeds, strategy, delay, slack,
+                                                        rep)
+                   for t, task, seeds, seed_file, strategy, delay, slack, rep, out in jobs}
         for i, fut in enumerate(futures, 1):
-            t, task, seeds, strategy, delay, slack = futures[fut]
+            t, task, seeds, strategy, delay, slack, rep = futures[fut]
             res = fut.result()
             score = {urls[k]: s for k, s in t["ranking"]}
             rel = {u for u, s in score.items() if s >= 0.15}
             pages = [site.canonical(u) or u for u in res["urls"]]
             found = _count(pages, rel, seeds, [len(pages)])[0]
-            results.setdefault((task, strategy, delay, slack), []).append(
-                (found, len(pages), res["span"]))
-            print(f"  [{i}/{len(jobs)}] {task}/{t['id']} {strategy} delay={delay} "
-                  f"slack={slack}: {found} relevant in {len(pages)} pages, "
+            results.append({"topic": t["id"], "task": task, "strategy": strategy,
+                            "slack": slack, "config": _label(strategy, slack), "delay": delay,
+                            "repeat": rep, "relevant": found, "pages": len(pages),
+                            "seconds": round(res["span"], 2), "stats": res["stats"]})
+            print(f"  [{i}/{len(jobs)}] {task}/{t['id']} {_label(strategy, slack)} "
+                  f"delay={delay} #{rep}: {found} relevant in {len(pages)} pages, "
                   f"{res['span']:.0f} s", file=sys.stderr)
-    print(f"\nLive crawls of docweb through its proxy, MAX_PAGES={args.max_pages}, one "
-          f"connection per server, robots.txt obeyed; sums over 6 topics "
-          f"({time.monotonic() - t_all:.0f} s in all)")
-    print(f"{'task':10s} {'strategy':11s} {'delay':>5s} {'slack':>5s} {'relevant':>8s} "
-          f"{'pages':>6s} {'seconds':>8s} {'pages/s':>7s} {'rel/min':>7s}")
-    for (task, strategy, delay, slack), rows in sorted(results.items()):
-        found = sum(r[0] for r in rows)
-        pages = sum(r[1] for r in rows)
-        secs = sum(r[2] for r in rows)
-        print(f"{task:10s} {strategy:11s} {delay:5.2f} {slack:5.2f} {found:8d} {pages:6d} "
-              f"{secs:8.0f} {pages / secs if secs else 0:7.2f} "
-              f"{60 * found / secs if secs else 0:7.1f}")
-    print("seconds: first to last page of each crawl, summed; pages/s = pages / seconds.")
+    print(f"Live crawls of docweb through its proxy, MAX_PAGES={args.max_pages}, one "
+          f"connection per server, robots.txt obeyed, {args.repeat} run(s) each "
+          f"({time.monotonic() - t_all:.0f} s in all); seconds: first to last page")
+    print(summarise(results))
+    if args.out:
+        args.out.write_text(json.dumps({"max_pages": args.max_pages, "repeat": args.repeat,
+                                        "topic_defs": str(args.topic_defs or ""),
+                                        "runs": results}, indent=1) + "\n")
     return 0
 
 

@@ -26,8 +26,10 @@ when this one arrived, this one included, and ``time_epoch`` is the arrival time
 :func:`analyze` can check a crawler's politeness from the server's side.  A request stops being
 in flight, and its line is written, just before its response goes out: a client that holds a
 response finds its line in the log, and the count never shows an overlap the client did not make.
-``duration_ms`` runs from arrival to that moment; ``bytes`` counts the body; status 499 means the
-client closed the connection while the response was delayed.
+``duration_ms`` runs from arrival to that moment, to the microsecond like ``time_epoch`` (so a
+window rebuilt as arrival + duration ends before the next request a client sent after the
+response); ``bytes`` counts the body; status 499 means the client closed the connection while
+the response was delayed.
 
 Run it as ``python -m focuscrawl.demo.webserver --root DIR --port 0 --port-file F --log F``;
 in tests use :class:`ServerProcess`, which runs the server in a subprocess so that server
@@ -417,7 +419,7 @@ class WebServer:
         path = path.replace("\t", "%09").replace("\n", "%0A")
         ua = (ua or "-").replace("\t", " ").replace("\n", " ")
         line = (f"{iso}\t{t0:.6f}\t{host or '-'}\t{method}\t{path}\t{status}\t{nbytes}\t"
-                f"{inf_h}\t{inf_t}\t{dur:.1f}\t{client}\t{ua}\n")
+                f"{inf_h}\t{inf_t}\t{dur:.3f}\t{client}\t{ua}\n")
         with self._log_lock:
             if self._log is not None:
                 self._log.write(line)

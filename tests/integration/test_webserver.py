@@ -376,6 +376,22 @@ def test_analyze_politeness_report(tmp_path: Path) -> None:
     assert "disallowed_fetches" not in analyze(log)["x.test"]
 
 
+def test_windows_rebuilt_from_the_log_never_overlap_back_to_back_requests(tmp_path: Path) -> None:
+    """A request's window is its arrival plus its logged duration, so the duration is logged
+    to the microsecond like the arrival: rounded to 0.1 ms it could end a window up to 50 us
+    after the response went out, past the next request's arrival on a fast loopback (the
+    tests' in-flight counts and analyze's idle times would show an overlap never made)."""
+    srv = WebServer(Sites(pages={"a.test": {"/": Page("x")}}), log_path=tmp_path / "a.log")
+    t0 = 1_700_000_000.0
+    # back to back: the response went out 60 us after the arrival, the next arrived 20 us later
+    srv.log(t0, "a.test", "GET", "/1", 200, 1, 1, 1, "c", "ua", t_end=t0 + 60e-6)
+    srv.log(t0 + 80e-6, "a.test", "GET", "/2", 200, 1, 1, 1, "c", "ua", t_end=t0 + 150e-6)
+    srv.stop()
+    first, second = read_log(tmp_path / "a.log")
+    assert first["time_epoch"] + first["duration_ms"] / 1000 <= second["time_epoch"]
+    assert analyze(tmp_path / "a.log")["a.test"]["min_idle_s"] > 0
+
+
 def test_cli_port_file_and_sigterm(tmp_path: Path, tree: Path) -> None:
     """The CLI: port 0 -> port file, requests logged, SIGTERM stops it cleanly."""
     port_file, log = tmp_path / "port", tmp_path / "log.tsv"

@@ -331,6 +331,10 @@ _declare(G, "FOCUS_REDIS_KNOWN", "int", 100_000,
 _declare(G, "FOCUS_REDIS_START_LOG", "int", 0,
          ">0: keep each server's last this many request starts in Redis: a cluster-wide "
          "politeness audit.", scope=DISTRIBUTED)
+_declare(G, "FOCUS_REDIS_CLUSTER_WAIT", "int", 0,
+         "Redis Cluster, >0: after each call that hands out, counts or queues URLs, wait up to "
+         "this many ms for a replica to have its writes (WAIT 1); 0: no wait.",
+         scope=DISTRIBUTED)
 _declare(G, "FEED_URI_PARAMS", "str", "focuscrawl.distributed.connection.feed_uri_params",
          "Adds %(worker)s to feed URIs: each worker writes its own file.", scope=DISTRIBUTED)
 del G
@@ -530,6 +534,7 @@ class RedisOptions(_FromSettings):
     batch: int = setting("FOCUS_REDIS_BATCH")
     known: int = setting("FOCUS_REDIS_KNOWN")
     start_log: int = setting("FOCUS_REDIS_START_LOG")
+    cluster_wait: int = setting("FOCUS_REDIS_CLUSTER_WAIT")
 
 
 # -- docs/settings.md --------------------------------------------------------------------------

@@ -269,7 +269,7 @@ def _cluster_worker(settings: BaseSettings, where: str, key: str, wid: str, link
                     o: RedisOptions) -> Worker:
     url = redis_settings(settings).get("REDIS_URL") or f"redis://{where}"
     client = shards.cluster_client(url, settings.getdict("REDIS_PARAMS"))
-    frontier = ShardedFrontier(client, key, wid, shards.masters(client))
+    frontier = ShardedFrontier(client, key, wid, shards.masters(client), o.cluster_wait)
     router = frontier.router
     return Worker(client, frontier.prefix, wid, frontier,  # type: ignore[arg-type]
                   ShardedHosts(client, router, wid), ShardedRobots(client, router, wid),

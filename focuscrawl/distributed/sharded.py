@@ -5,10 +5,10 @@ the shard that holds its server or lease and keeps MAX_PAGES global (``budget.py
 scheduler, the outlinks writer and the politeness middleware work unchanged.
 
 * **pop**: the worker looks at three shards (its round-robin position and two at random) and
-  asks first the one whose best queued URL is best (one cheap read each); if that shard has no
-  server ready, the others in turn.  The global order is so only approximate: a URL is handed
-  out when it is the best of the shards looked at, not of the whole crawl (docs/distributed.md
-  says by how much).
+  asks first the one whose best queued URL is best (one pipelined read); if none of them has a
+  server ready, the three best of the others.  The global order is so only approximate: a URL
+  is handed out when it is the best of the shards looked at, not of the whole crawl
+  (docs/distributed.md says by how much).
 * **apply**: a page's outlinks go to their servers' shards, one script call per shard touched,
   the settled leases last, so a lease is never settled before its page's outlinks are queued.
 * **status**: the shards' counters summed; the crawl is done only when two reads of every
@@ -48,8 +48,10 @@ class ShardedFrontier:
 
     name = "redis-cluster"
 
-    def __init__(self, client: RedisCluster, key: str, worker: str, masters: int) -> None:
+    def __init__(self, client: RedisCluster, key: str, worker: str, masters: int,
+                 wait_ms: int = 0) -> None:
         self.client = client
+        self.wait_ms = wait_ms  # FOCUS_REDIS_CLUSTER_WAIT
         self.worker = worker
         self.router = Router(key)
         self.prefix = self.router.glob
@@ -108,6 +110,7 @@ class ShardedFrontier:
             idx = by_shard[i]
             for n, answer in zip(idx, self.shards[i].apply([ops[n] for n in idx]), strict=True):
                 out[n] = answer
+            self._durable(self.shards[i].prefix)
         self._forget(int(op[2]) for op in ops if op[0] == "s")
         return out
 
@@ -153,8 +156,8 @@ class ShardedFrontier:
         return out
 
     def _order(self) -> tuple[list[int], list[int]]:
-        """Shards to ask: the LOOK looked at (the worker's turn and some at random), best
-        first, then, if none of them has a server ready, every other shard with URLs."""
+        """The LOOK shards looked at (the worker's turn and some at random), and those with
+        URLs, best first."""
         n = len(self.shards)
         self._turn += 1
         first = self._turn % n
@@ -164,10 +167,12 @@ class ShardedFrontier:
         return looked, [i for _, i in ranked]
 
     def _others(self, looked: list[int]) -> list[int]:
+        """The LOOK best other shards with URLs (not all: an idle worker polls, and the other
+        workers look at other shards)."""
         rest = [i for i in range(len(self.shards)) if i not in looked]
         tops = self._tops(rest) if rest else []
         return [i for _, i in sorted((t, i) for t, i in zip(tops, rest, strict=True)
-                                     if t is not None)]
+                                     if t is not None)][:LOOK]
 
     def pop(self, *, late: bool = False, seeding: bool = False) -> tuple[int, Entry] | None:
         self.wait = None
@@ -188,6 +193,7 @@ class ShardedFrontier:
         for i in order:
             got = self.shards[i].pop(late=late, seeding=seeding)
             if got is not None:
+                self._durable(self.shards[i].prefix)
                 lease, entry = got
                 self.budget.attach(lease)
                 self._page_shard[entry.url] = i
@@ -198,11 +204,22 @@ class ShardedFrontier:
         return None
 
     def downloaded(self, lease: int, counted: bool, slot: SlotEnd | None = None) -> int:
-        number = self.shards[self.router.of_lease(lease)].downloaded(lease, counted, slot)
+        shard = self.shards[self.router.of_lease(lease)]
+        number = shard.downloaded(lease, counted, slot)
+        self._durable(shard.prefix)
         if number > 0:
-            return self.budget.counted(lease)
+            number = self.budget.counted(lease)
+            self._durable(self.router.glob)
+            return number
         self.budget.back([lease])
         return number
+
+    def _durable(self, prefix: str) -> None:
+        """With FOCUS_REDIS_CLUSTER_WAIT: until a replica of the slot's master has its writes
+        (or the wait is over: a master without a live replica slows down, it does not stop)."""
+        if self.wait_ms > 0:
+            node = self.client.get_node_from_key(prefix + "cfg")
+            self.client.execute_command("WAIT", 1, self.wait_ms, target_nodes=node)
 
     def _grouped(self, leases: Iterable[int]) -> dict[int, list[int]]:
         groups: dict[int, list[int]] = defaultdict(list)

@@ -91,15 +91,18 @@ def test_workers_share_a_sharded_frontier_and_max_pages_is_exact(web, redis_clus
     assert "not available on a Redis Cluster" in c.log_text(2)
 
 
-def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path):
+@pytest.mark.parametrize("wait_ms", [0, 500])
+def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path, wait_ms):
     """Breadth-first over the whole site, two workers; mid-crawl the master of the shard
     holding h0.test is killed and its replica takes over: the crawl completes, every URL
-    fetched, none twice beyond the requests in flight (and Scrapy's retries)."""
-    key = "failover:"
+    fetched, none twice beyond the requests in flight (and Scrapy's retries); with
+    FOCUS_REDIS_CLUSTER_WAIT too (every write on a replica before the call returns)."""
+    key = f"failover{wait_ms}:"
     c = Cluster(web, redis_cluster.url, tmp_path, key)
     start = len(web.read_log())
     try:
-        workers = c.start(2, "-a", "strategy=breadth-first")
+        workers = c.start(2, "-a", "strategy=breadth-first",
+                          "-s", f"FOCUS_REDIS_CLUSTER_WAIT={wait_ms}")
         f = None
         deadline = time.monotonic() + 120
         while True:  # watching the crawl's progress in Redis

@@ -22,6 +22,7 @@ import xxhash
 Features = tuple[np.ndarray, np.ndarray]  # hashed column numbers, L2-normalised weights
 
 _CACHE_MAX = 1 << 18  # terms whose column is remembered (a dict look-up beats a hash)
+_REFIT_MAX = 250  # confident pages between two refits, at most
 
 
 class PageClassifier:
@@ -29,11 +30,11 @@ class PageClassifier:
 
     The user's examples are always in the training set; the crawl's confident pages are kept
     in two bounded queues (the ``pool`` latest of each class).  A refit comes once the
-    confident pages grew by ``refit_every`` and by a tenth since the last one (amortised).
+    confident pages grew by ``refit_every`` and by a quarter since the last one, or by 250.
     """
 
     def __init__(self, *, positive_score: float, negative_score: float, bits: int = 18,
-                 pool: int = 500, refit_every: int = 20, user_weight: float = 3.0,
+                 pool: int = 500, refit_every: int = 25, user_weight: float = 3.0,
                  c: float = 1.0) -> None:
         self.positive_score = positive_score
         self.negative_score = negative_score
@@ -116,8 +117,9 @@ class PageClassifier:
 
     # -- fitting ----------------------------------------------------------------------------
     def refit_if_due(self) -> bool:
+        # a fit costs ~10-30 ms, mostly fixed: wait a quarter more pages, at most _REFIT_MAX
         due = self.fitted_at < 0 or self.confident - self.fitted_at >= max(
-            self.refit_every, self.fitted_at // 10)
+            self.refit_every, min(self.fitted_at // 4, _REFIT_MAX))
         return due and self.fit()
 
     def fit(self) -> bool:

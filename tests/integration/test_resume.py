@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.demo.webserver import ServerProcess
+from focuscrawl.demo.webserver import Page, ServerProcess
 from tests.support.jobdir_site import (
+    TOPIC,
     crawl_command,
     line_count,
     page_fetches,
@@ -34,12 +35,19 @@ STRATEGIES = {
     "cho-distance": [],
     "distiller": ["-s", "FOCUS_DISTILLER_EVERY=10"],
     "learned": ["-s", "FOCUS_LEARN_EVERY=10"],
+    # the page classifier's examples: fetched once, its model kept in the spider's state
+    "learned-examples": ["-s", "FOCUS_LEARN_EVERY=10", "-a",
+                         "examples=http://e.test/on.html", "-a", "negatives=http://e.test/off.html"],
 }
+EXAMPLES = {"http://e.test/on.html", "http://e.test/off.html"}
 
 
 @pytest.fixture(scope="module")
 def server():
-    with ServerProcess(pages=site(), delay_ms=3) as srv:
+    pages = site()
+    pages["e.test"] = {"/on.html": Page(f"<html><body><p>{TOPIC} {TOPIC}</p></body></html>"),
+                       "/off.html": Page("<html><body><p>unrelated words</p></body></html>")}
+    with ServerProcess(pages=pages, delay_ms=3) as srv:
         yield srv
 
 
@@ -66,7 +74,7 @@ def test_clean_stop_resumes_the_same_crawl(server, tmp_path, strategy):
         # -O: the same command resumes; a resumed crawl appends instead of overwriting
         cmd = crawl_command(out, tmp_path / f"{name}-job", MAX_PAGES, overwrite=True,
                             FOCUS_STRICT_ORDER=True, CONCURRENT_REQUESTS=1)
-        cmd[cmd.index("strategy=breadth-first")] = f"strategy={strategy}"
+        cmd[cmd.index("strategy=breadth-first")] = f"strategy={strategy.split('-')[0]}"
         return cmd + STRATEGIES[strategy], out
 
     whole_cmd, whole_out = command("whole")
@@ -89,10 +97,15 @@ def test_clean_stop_resumes_the_same_crawl(server, tmp_path, strategy):
     parts = read_lines(out)
     # none lost, none twice, the same pages in the same order, numbered on from the stop
     assert [(i["url"], i["order"]) for i in parts] == [(i["url"], i["order"]) for i in whole]
+    assert [i["relevance"] for i in parts] == [i["relevance"] for i in whole]
     fetched = page_fetches(first + second)
+    if strategy == "learned-examples":  # fetched by the first part only, before its pages
+        assert all(fetched.pop(url) == 1 for url in EXAMPLES)
+        assert set(list(page_fetches(first))[:2]) == EXAMPLES
     assert max(fetched.values()) == 1, [u for u, n in fetched.items() if n > 1]
     assert set(fetched) == {i["url"] for i in whole}
-    assert len(page_fetches(first)) == stopped_at  # the stop let its one request finish
+    examples = len(EXAMPLES) if strategy == "learned-examples" else 0
+    assert len(page_fetches(first)) - examples == stopped_at  # the stop let its request finish
 
     # a third run of the same command has nothing left to do
     code, third = run(server, cmd, log)

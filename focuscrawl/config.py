@@ -128,7 +128,11 @@ _declare(G, "FOCUS_DISTILLER_EVERY", "int", 50,
          "Distiller: recompute HITS hub weights every this many pages.")
 _declare(G, "FOCUS_SLACK", "float?", None,
          "While the best URL waits on a busy server, another server's URL goes out only if "
-         "worth at least (1 - SLACK) x the best; None: 0.5 for learned, 1.0 for the papers'.")
+         "worth at least (1 - SLACK) x the best; None: FOCUS_SLACK_ADAPTIVE for learned (else "
+         "0.5), 1.0 for the papers'.")
+_declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", False,
+         "With FOCUS_SLACK unset, the learned order chooses its slack as it crawls: from the "
+         "relevant share of pages taken below the best and the time spent waiting.")
 _declare(G, "FOCUS_STRICT_ORDER", "bool", False,
          "Hand out a URL only once every fetched page's outlinks are queued: the papers' "
          "sequential crawler (deterministic with CONCURRENT_REQUESTS=1); slower.")

@@ -39,6 +39,7 @@ from scrapy.utils.misc import load_object
 
 from focuscrawl import config
 from focuscrawl.core.frontier import Entry, Frontier, HostPolicy
+from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import signals as focus_signals
@@ -134,7 +135,7 @@ class FocusScheduler:
             assert self.services is not None  # _check_components
             self.records = Records(self.stats, self.services.servers, spider,
                                    learns=self.frontier.capabilities.learns)
-            if self.slack is None:
+            if self.slack is None and not self._adapts():
                 self.slack = self.frontier.default_slack
             # a URL whose robots.txt is unreachable waits here (next_request keeps its server
             # back), not refused and lost
@@ -180,6 +181,17 @@ class FocusScheduler:
         if not 0.0 <= value <= 1.0:
             raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {value}")
         return value
+
+    def _adapts(self) -> bool:
+        """Give the order an adaptive slack (FOCUS_SLACK unset), if it waits for its best."""
+        frontier = self.frontier
+        assert frontier is not None
+        if frontier.default_slack >= 1.0 or not config.get(self.settings,
+                                                           "FOCUS_SLACK_ADAPTIVE"):
+            return False
+        frontier.adaptive_slack = AdaptiveSlack(frontier.default_slack,
+                                                clock=self.policy.clock)
+        return True
 
     def close(self, reason: str) -> None:
         self.waker.cancel()
@@ -411,6 +423,9 @@ class FocusScheduler:
                 stats.set_value(f"focus/frontier/{name}", value)
         if f.slack_waits:
             stats.set_value("focus/slack_waits", f.slack_waits)
+        if f.adaptive_slack is not None:
+            for name, value in f.adaptive_slack.describe().items():
+                stats.set_value(f"focus/slack{name}", value)
         if f.stats.get("pages"):
             stats.set_value("focus/hot_rate", round(f.stats["pages_hot"] / f.stats["pages"], 4))
 

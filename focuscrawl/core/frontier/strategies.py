@@ -31,6 +31,7 @@ from ..urls import scheme_twin
 from .insight import queue_insight
 from .linkgraph import LinkGraph
 from .queues import Entry, Key, ServerQueues
+from .slack import AdaptiveSlack
 from .spill import Spilled, Spilling, SpillStore, memory_stats
 
 Ready = Callable[[str], bool] | None
@@ -95,6 +96,9 @@ class Frontier:
                                         else None)
         self.stats: Counter[str] = Counter()
         self.slack_waits = 0  # pops that waited for a better URL's server (FOCUS_SLACK)
+        #: chooses the slack of pops given none (FOCUS_SLACK unset, FOCUS_SLACK_ADAPTIVE)
+        self.adaptive_slack: AdaptiveSlack | None = None
+        self._ratio = 1.0  # the URL being handed out: its value / the best waiting one's
         self._seq = 0
         self._worst: list[tuple] = []  # min-heap for eviction, used when bounded
         self._observed: str | None = None  # the last parent observe() found in scores
@@ -241,6 +245,8 @@ class Frontier:
         self.stats["pages"] += 1
         if hot:
             self.stats["pages_hot"] += 1
+        if self.adaptive_slack is not None:
+            self.adaptive_slack.labelled(url, hot)
         self.on_crawled(url, score, hot)
 
     def pop(self, ready: Ready = None, slack: float | None = None,
@@ -251,12 +257,16 @@ class Frontier:
         server that is not ready, another server's URL is taken only if its value is at least
         ``(1 - slack)`` times the best one's; else None, and the crawl waits for that server.
         A server ``held`` says is held (its robots.txt unreachable for minutes) is not waited
-        for: its URLs do not count as the best.
+        for: its URLs do not count as the best.  ``slack`` None with an ``adaptive_slack``:
+        that controller decides, and learns from what the URLs handed out turn out to be.
         """
         self.balance()
+        self._ratio = 1.0
         entry = self.queues.pop(ready, self._acceptor(slack), held)
         if entry is not None:
             self._hand_out(entry)
+            if slack is None and self.adaptive_slack is not None:
+                self.adaptive_slack.handed_out(entry.url, self._ratio)
         return entry
 
     def value(self, entry: Entry) -> float | None:
@@ -264,6 +274,8 @@ class Frontier:
         return None
 
     def _acceptor(self, slack: float | None) -> Callable[[Entry, Entry], bool] | None:
+        if slack is None and self.adaptive_slack is not None:
+            return self._adaptive_acceptor(self.adaptive_slack)
         if slack is None or slack >= 1.0:
             return None
         value = self.value
@@ -276,6 +288,21 @@ class Frontier:
             if v >= floor * b:
                 return True
             self.slack_waits += 1  # not in stats: a refusal is timing, not crawl state
+            return False
+
+        return accept
+
+    def _adaptive_acceptor(self, adaptive: AdaptiveSlack) -> Callable[[Entry, Entry], bool]:
+        value = self.value
+
+        def accept(candidate: Entry, best: Entry) -> bool:
+            v, b = value(candidate), value(best)
+            if v is None or b is None or b <= 0:
+                return True
+            if adaptive.accepts(v / b):
+                self._ratio = v / b
+                return True
+            self.slack_waits += 1
             return False
 
         return accept

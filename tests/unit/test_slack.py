@@ -1,0 +1,144 @@
+"""The adaptive slack (focuscrawl.core.frontier.slack): a fake clock, real decisions."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from focuscrawl.core.frontier import Link
+from focuscrawl.core.frontier.slack import MIN_SLACK, AdaptiveSlack
+from focuscrawl.core.orders import make_frontier
+from tests.support.project import SCHEDULER_PARTS
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def crawl(slack: AdaptiveSlack, clock: Clock, rounds: int, *, wait: float, side_hot: bool,
+          ratio: float = 0.3) -> None:
+    """Each round: a best page (relevant half the time) after 0.2 s; then an idle server's page
+    worth ``ratio`` of the best is offered: taken at once, or refused and the crawl waits
+    ``wait`` seconds for the best server."""
+    for i in range(rounds):
+        clock.now += 0.2
+        slack.handed_out(f"http://best.test/{i}", 1.0)
+        slack.labelled(f"http://best.test/{i}", i % 2 == 0)
+        if slack.accepts(ratio):
+            clock.now += 0.2
+            slack.handed_out(f"http://idle.test/{i}", ratio)
+            slack.labelled(f"http://idle.test/{i}", side_hot)
+        else:
+            clock.now += wait
+
+
+def test_long_waits_and_relevant_side_pages_widen_the_slack():
+    clock = Clock()
+    slack = AdaptiveSlack(0.5, clock=clock)
+    crawl(slack, clock, 200, wait=2.0, side_hot=True)
+    assert slack.value == 1.0  # taking the idle servers' pages pays: the crawl never waits
+    assert slack.describe()["/side_rate"] > 0.9
+
+
+def test_useless_side_pages_and_short_waits_narrow_it():
+    clock = Clock()
+    slack = AdaptiveSlack(0.9, clock=clock)
+    crawl(slack, clock, 200, wait=0.1, side_hot=False, ratio=0.3)
+    # the 0.25-0.5 bin found nothing: it is refused again, bar its probes
+    assert slack.value < 0.7
+    assert slack.accepts(0.3) is False or slack.probes > 0
+    assert slack.waits > 0 and slack.describe()["/wait_s"] > 0
+
+
+def test_refused_candidates_are_probed_and_the_slack_keeps_a_floor():
+    slack = AdaptiveSlack(MIN_SLACK, clock=Clock())
+    taken = sum(slack.accepts(0.01) for _ in range(200))
+    assert 0 < taken < 20  # a few probes keep a refused bin measured
+    slack.best = [0, 1000]  # nothing relevant anywhere: the slack stays above its floor
+    assert slack.choose() >= MIN_SLACK
+
+
+def test_a_wait_lasts_from_the_first_refusal_to_the_next_hand_out():
+    clock = Clock()
+    slack = AdaptiveSlack(0.0 + MIN_SLACK, clock=clock)
+    slack.handed_out("http://a.test/", 1.0)
+    clock.now = 1.0
+    assert not slack.accepts(0.1)
+    clock.now = 1.5
+    assert not slack.accepts(0.1)  # the same wait
+    clock.now = 4.0
+    slack.handed_out("http://a.test/2", 1.0)
+    assert (slack.waits, slack.wait_total, slack.work_total) == (1, 3.0, 1.0)
+    slack.labelled("http://never-handed-out.test/", True)  # not ours: ignored
+    assert slack.best == [0, 0]
+
+
+def test_the_frontier_asks_the_controller_and_teaches_it_labels():
+    frontier = make_frontier("best-first")
+    clock = Clock()
+    frontier.adaptive_slack = control = AdaptiveSlack(0.5, clock=clock)
+    for url, score in (("http://busy.test/a", 0.9), ("http://busy.test/b", 0.8),
+                       ("http://idle.test/c", 0.1)):
+        frontier.add(Link(url, host=url.split("/")[2], parent="http://s.test/",
+                          parent_score=score))
+    first = frontier.pop()
+    assert first is not None and first.url == "http://busy.test/a"
+
+    def ready(h: str) -> bool:
+        return h != "busy.test"
+
+    assert frontier.pop(ready) is None  # 0.1 is below half of 0.8: wait
+    assert frontier.slack_waits == 1 and control.refusals == 1
+    control.value = 1.0
+    side = frontier.pop(ready)
+    assert side is not None and side.url == "http://idle.test/c"
+    assert control.pending[side.url] == 0  # ratio 0.1 / 0.8: the lowest bin
+    frontier.crawled(side.url, 0.4, True)
+    assert control.side[0] == [1, 1]
+    frontier.crawled(first.url, 0.0, False)
+    assert control.best == [0, 1]
+    assert frontier.pop(ready, 0.0) is None  # a slack given overrides the controller
+    assert control.refusals == 1
+
+
+def _scheduler(settings: dict):
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.seam.scheduler import FocusScheduler
+
+    class _Spider(Spider):
+        name = "slack"
+
+    crawler = get_crawler(_Spider, {"FOCUS_DELAY": 0, "FOCUS_MAX_PAGES": 0,
+                                    "FOCUS_KEYWORDS": "alpha beta", **SCHEDULER_PARTS,
+                                    **settings})
+    crawler.engine = SimpleNamespace(_slot=None)  # no engine: nothing to wake
+    sched = FocusScheduler.from_crawler(crawler)
+    spider = _Spider()
+    spider.crawler = crawler
+    sched.open(spider)
+    assert sched.error is None
+    return sched
+
+
+@pytest.mark.parametrize("settings, adapts, slack", [
+    ({"FOCUS_STRATEGY": "learned", "FOCUS_SLACK_ADAPTIVE": True}, True, None),
+    ({"FOCUS_STRATEGY": "learned", "FOCUS_SLACK_ADAPTIVE": True, "FOCUS_SLACK": 0.3}, False,
+     0.3),
+    ({"FOCUS_STRATEGY": "learned", "FOCUS_SLACK_ADAPTIVE": False}, False, 0.5),
+    ({"FOCUS_STRATEGY": "best-first", "FOCUS_SLACK_ADAPTIVE": True}, False, 1.0),
+])
+def test_the_scheduler_builds_the_controller_only_when_the_slack_is_unset(settings, adapts,
+                                                                         slack):
+    sched = _scheduler(settings)
+    assert (sched.frontier.adaptive_slack is not None) == adapts
+    assert sched.slack == slack
+    if adapts:
+        sched._update_stats()
+        assert sched.stats.get_value("focus/slack") == 0.5

@@ -290,6 +290,7 @@ def main() -> int:
                     help="each count on one Redis, then on a local Redis Cluster of --masters "
                          "masters (bench/distributed_cluster.py)")
     ap.add_argument("--masters", type=int, default=3)
+    ap.add_argument("--replicas", type=int, default=0, help="per master, with --cluster")
     args = ap.parse_args()
     if args.memory is not None:
         return memory(args)

@@ -1,11 +1,12 @@
 """``bench/distributed.py --cluster``: the same crawls on one Redis and on a local Redis Cluster.
 
 For each worker count, the crawl of ``bench/distributed.py`` against one redis-server, then
-against a 3-master Redis Cluster (``--masters``; no replicas: the figures are the frontier's,
-not replication's) started here (``tests/support/redis_cluster.py``), where the workers shard
-the frontier (``focuscrawl/distributed/shards.py``).  Prints pages/s, its ratio to one worker
-on the same backend and the cluster's to one Redis, script calls and Redis CPU ms per page (the
-cluster's: all its nodes together), and the Redis memory per URL known.
+against a 3-master Redis Cluster (``--masters``; ``--replicas`` per master, 0 by default: the
+figures are then the frontier's, not replication's) started here
+(``tests/support/redis_cluster.py``), where the workers shard the frontier
+(``focuscrawl/distributed/shards.py``).  Prints pages/s, its ratio to one worker on the same
+backend and the cluster's to one Redis, script calls and Redis CPU ms per page (the cluster's:
+all its nodes together), and the Redis memory per URL known.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class NodesStats:
     """What ``bench/distributed.py``'s ``run`` asks of Redis, summed over a cluster's nodes."""
 
     def __init__(self, cluster: RedisCluster) -> None:
-        self.nodes = [n.client() for n in cluster.nodes if n.alive]
+        self.nodes = [n.client() for n in cluster.nodes if n.alive]  # replicas' CPU too
         self.any = cluster.client()
 
     def config_resetstat(self) -> None:
@@ -60,7 +61,7 @@ def main(args: argparse.Namespace, run: Callable[..., dict], site: dict, everyth
     counts = [int(x) for x in args.workers.split(",")]
     logdir = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     rows: list[tuple[str, dict]] = []
-    with RedisServer() as one, RedisCluster(masters=args.masters, replicas=0) as cl, \
+    with RedisServer() as one, RedisCluster(masters=args.masters, replicas=args.replicas) as cl, \
             ServerProcess(pages=site, config={"defaults": {"delay_ms": args.latency_ms}}) as web:
         stats = NodesStats(cl)
         for n in counts:

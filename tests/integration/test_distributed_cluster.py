@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from collections import Counter
 
@@ -132,3 +133,34 @@ def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path, wait_ms):
         assert rep["max_inflight"] <= 1, (host, rep)
     st = probe(redis_cluster, key).status()
     assert (st["inflight"], st["entries"]) == (0, 0)
+
+
+def test_a_killed_worker_loses_no_url(web, redis_cluster, tmp_path):
+    """Three workers; one SIGKILLed mid-crawl: the others reap it in every shard after its
+    heartbeat TTL, fetch its URLs again and finish; together they cover the whole site."""
+    key = "killworker:"
+    c = Cluster(web, redis_cluster.url, tmp_path, key)
+    start = len(web.read_log())
+    try:
+        workers = c.start(3, "-a", "strategy=breadth-first", "-s", "FOCUS_REDIS_WORKER_TTL=3")
+        f = None
+        deadline = time.monotonic() + 120
+        while True:  # watching the crawl's progress in Redis
+            assert time.monotonic() < deadline, c.tails()
+            try:
+                f = f or probe(redis_cluster, key)
+                if f.router.count and f.status()["fetched"] >= 30:
+                    break
+            except Exception:  # the crawl's keys are not there yet
+                f = None
+            time.sleep(0.05)
+        workers[0].send_signal(signal.SIGKILL)
+        assert c.wait(workers[1:], timeout=240) == [0, 0], c.tails()
+        assert workers[0].wait() == -signal.SIGKILL
+    finally:
+        c.kill_all()
+    rows = web.read_log()[start:]
+    assert set(requested(rows)) == reachable(20), c.tails()  # nothing lost
+    st = probe(redis_cluster, key).status()
+    assert st["reaped"] >= 1
+    assert (st["inflight"], st["entries"], st["workers"]) == (0, 0, 0)

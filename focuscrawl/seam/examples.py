@@ -20,6 +20,7 @@ import scrapy
 from focuscrawl.core.classifier import Features, PageClassifier
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.core.urls import canonical
+from focuscrawl.seam.meta import EXAMPLE
 from focuscrawl.seam.records import is_html
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class ExamplePages:
         stats = self.crawler.stats
         try:
             response = await engine.download_async(
-                scrapy.Request(url, dont_filter=True, meta={"focus_example": True}))
+                scrapy.Request(url, dont_filter=True, meta={EXAMPLE: True}))
         except Exception as e:  # any download error: the example is lost, not the crawl
             logger.warning("example page %s failed: %s", url, e)
             stats.inc_value("focus/examples/failed")

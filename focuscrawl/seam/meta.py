@@ -29,6 +29,9 @@ ROBOTS = "focus_robots"
 ROBOTS_WAIT = "focus_robots_wait"
 #: the fetch rules cut the body at FOCUS_MAX_PAGE_BYTES
 TRUNCATED = "focus_truncated"
+#: an example page fetched outside the scheduler (focuscrawl.seam.examples): never held for
+#: its robots.txt (no scheduler would take it back), refused while that is unreachable
+EXAMPLE = "focus_example"
 #: a page's score and hotness, set by the callback for the WARC recorder
 SCORE = "focus_score"
 HOT = "focus_hot"

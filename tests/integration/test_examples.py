@@ -51,6 +51,10 @@ PAGES = {
         "/n1.html": html("Penalties", words(OFF, 4)),
         "/n2.html": html("Stadiums", words(OFF, 5)),
     },
+    "f.test": {  # robots.txt unreachable: an example is refused, not held
+        "/robots.txt": Page("", status=503),
+        "/e3.html": html("Orchids", words(TOPIC, 7)),
+    },
 }
 EXAMPLES = ["http://c.test/e1.html", "http://c.test/e2.html", "http://c.test/missing.html"]
 NEGATIVES = ["http://d.test/n1.html", "http://d.test/n2.html"]
@@ -101,6 +105,22 @@ async def test_without_examples_the_classifier_grows_from_the_keywords(server, p
     # no model until an on-topic and an off-topic page came; then a probability per page
     later = [i for i in items.values() if i["relevance"] is not None]
     assert later and items["http://a.test/index.html"]["relevance"] is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_example_whose_robots_txt_fails_is_refused_and_the_crawl_goes_on(
+        server, proxy_to):
+    proxy_to(server)
+    start = len(server.read_log())
+    result = await crawl(project_settings(FOCUS_DELAY=0), keywords="orchid",
+                         seeds="http://a.test/index.html", max_pages="3",
+                         examples="http://f.test/e3.html,http://c.test/e1.html")
+    stats = result.stats
+    assert stats["focus/examples/fetched"] == 1 and stats["focus/examples/failed"] == 1
+    assert stats["focus/robots/unreachable"] == 1
+    assert len(result.items) == 3
+    paths = [(r["host"], r["path"]) for r in server.read_log()[start:]]
+    assert ("f.test", "/e3.html") not in paths
 
 
 @pytest.mark.parametrize("args, message", [

@@ -61,7 +61,7 @@ from scrapy.utils.httpobj import urlparse_cached
 
 from focuscrawl import config
 from focuscrawl.core.urls import URL_CACHE_SIZE
-from focuscrawl.seam.meta import ROBOTS, ROBOTS_WAIT, SERVER
+from focuscrawl.seam.meta import EXAMPLE, ROBOTS, ROBOTS_WAIT, SERVER
 from focuscrawl.seam.refusals import SayOnce
 from focuscrawl.seam.services import FocusServices
 
@@ -351,7 +351,7 @@ class RobotsCache:
         else:
             self.rules.move_to_end(key)
         if not rules.allows(request.url, self.user_agent, self.answers):
-            if rules.waits and self._hold(request, rules):
+            if rules.waits and not request.meta.get(EXAMPLE) and self._hold(request, rules):
                 self.stats.inc_value("focus/robots/held")
                 request.meta[ROBOTS_WAIT] = True
                 raise RobotsWait(request.replace(dont_filter=True))

@@ -258,7 +258,8 @@ def memory(args: argparse.Namespace) -> int:
 
     fetched = args.memory // 4 if args.memory_fetched is None else args.memory_fetched
     with RedisServer() as redis_server:
-        report(redis_server.url, args.memory, fetched, args.memory_hosts)
+        report(redis_server.url, args.memory, fetched, args.memory_hosts,
+               dict(item.split("=", 1) for item in args.memory_config))
     return 0
 
 
@@ -286,6 +287,8 @@ def main() -> int:
     ap.add_argument("--memory-fetched", type=int, default=None, metavar="M",
                     help="fetched URLs for --memory (default N / 4)")
     ap.add_argument("--memory-hosts", type=int, default=20_000, help="hosts for --memory")
+    ap.add_argument("--memory-config", action="append", default=[], metavar="NAME=VALUE",
+                    help="a Redis setting for --memory (CONFIG SET; repeatable)")
     ap.add_argument("--cluster", action="store_true",
                     help="each count on one Redis, then on a local Redis Cluster of --masters "
                          "masters (bench/distributed_cluster.py)")

@@ -112,13 +112,17 @@ def fetch_all(frontier: Any) -> int:
         done += len(got)
 
 
-def measure(redis_url: str, n: int, fetched: int, hosts: int,
-            strategy: str = "best-first") -> dict[str, float]:
+def measure(redis_url: str, n: int, fetched: int, hosts: int, strategy: str = "best-first",
+            redis_config: dict[str, str] | None = None) -> dict[str, float]:
     """Fill the Redis at ``redis_url`` (best empty) and return bytes per queued and per
-    fetched URL, by MEMORY USAGE and by used_memory."""
+    fetched URL, by MEMORY USAGE and by used_memory.  ``redis_config``: Redis settings to set
+    first (``CONFIG SET``; e.g. ``zset-max-listpack-entries``, the most members a sorted set
+    keeps in the compact encoding)."""
     from focuscrawl.distributed.frontier import RedisFrontier
 
     client = redis.Redis.from_url(redis_url)
+    for name, value in (redis_config or {}).items():
+        client.config_set(name, value)
     options = {"strategy": strategy, "delay": 0, "concurrency": 10**6}
     out: dict[str, float] = {}
     for phase, count in (("queued", n), ("fetched", fetched)):
@@ -143,9 +147,12 @@ def measure(redis_url: str, n: int, fetched: int, hosts: int,
     return out
 
 
-def report(redis_url: str, n: int, fetched: int, hosts: int) -> None:
+def report(redis_url: str, n: int, fetched: int, hosts: int,
+           redis_config: dict[str, str] | None = None) -> None:
     """Print :func:`measure`'s figures."""
-    m = measure(redis_url, n, fetched, hosts)
+    m = measure(redis_url, n, fetched, hosts, redis_config=redis_config)
+    for name, value in (redis_config or {}).items():
+        print(f"Redis {name} {value}")
     for phase in ("queued", "fetched"):
         if f"{phase}_urls" not in m:
             continue

@@ -10,16 +10,17 @@
 -- c                    HASH   counters: seq, entries, queued, hot, reserved, inflight, fetched,
 --                             pages, lease_seq, rng, ... (fetched + reserved is the MAX_PAGES
 --                             budget in use)
--- r:<url>              HASH   a queued URL's compact record: s(eq) h(ost) sc(ore) kw d(epth)
---                             p(arent) a(nchor) [pl (pickled request dict, unusual requests
---                             only)] q(ueue); its queue member is rebuilt from s and the URL
+-- r:<fp>               STRING a queued URL's record, msgpack values in order: u(rl) s(eq)
+--                             h(ost) sc(ore, as text) kw d(epth) p(arent) a(nchor) q(ueue) pl
+--                             (pickled request dict, unusual requests only, else ''); fp = the
+--                             first 14 hex digits of the URL's SHA1 (ufp)
 -- q:<queue>:<host>     ZSET   one server's queue; score = priority (smaller first), member =
---                             zero-padded seq + url, so equal priorities stay FIFO
+--                             zero-padded seq + fp, so equal priorities stay FIFO
 -- i:<queue>            ZSET   servers by their best entry (score, member = that seq + host)
 -- k:<queue>            HASH   host -> its current member in i:<queue>
 --                             queues: main; Cho: hot and url (dequeue2 = hot first)
--- batch                LIST   Best-N-First: the current batch, in its seeded random order
--- worst                ZSET   MAX_BUFFER eviction order: score, then newest first
+-- batch                LIST   Best-N-First: the current batch (fps), in its seeded random order
+-- worst                ZSET   MAX_BUFFER eviction order: score, then newest first (seq + fp)
 -- d:<bucket>           SET    URLs handed out, as 52-bit fingerprints (integers: an intset of
 --                             8 B each while a bucket holds <= set-max-intset-entries; bucket =
 --                             16 more bits of the SHA1 mod FP_BUCKETS); or bloom, a STRING
@@ -28,7 +29,7 @@
 -- g:id / g:url         HASH   link graph node ids (Cho with distance or backlinks only)
 -- g:o:<id>             ZSET   out-edges in insertion order; g:in HASH in-degrees
 -- g:hot SET, g:dist HASH      hot pages; distance from a hot page (only if < limit)
--- l:<lease>            HASH   a handed-out URL: its record + u(rl) w(orker) st(ate: r
+-- l:<lease>            HASH   a handed-out URL: its record's fields + w(orker) st(ate: r
 --                             reserved, f fetched) cnt (counted as a page) n (its number)
 -- wl:<worker>          SET    a worker's leases; w:<worker> STRING alive key (its TTL in ms,
 --                             PX TTL; renewed by heartbeats and by every script the worker runs)
@@ -233,46 +234,54 @@ local function refile(q, host)
   end
   redis.call('ZADD', idx, top[2], member)
 end
-local function rec(url)
-  local v = redis.call('HMGET', P .. 'r:' .. url, 's', 'h', 'sc', 'kw', 'q')
-  if not v[1] then return nil end
-  return {s = tonumber(v[1]), h = v[2], sc = tonumber(v[3]), kw = v[4], q = v[5],
-          m = pad(tonumber(v[1])) .. url}
+-- a queued URL's record: one STRING (msgpack values, no field names), keyed by 56 bits of its
+-- URL's SHA1; queue members carry the same 14 hex digits, so they stay short (a sorted set's
+-- compact encoding takes members of at most 64 bytes, which most URLs are not)
+local function ufp(url) return string.sub(redis.sha1hex(url), 1, 14) end
+local function rkey(f) return P .. 'r:' .. f end
+local function rec_fp(f)
+  local raw = redis.call('GET', rkey(f))
+  if not raw then return nil end
+  local u, s, h, sc, kw, d, p, a, q, pl = cmsgpack.unpack(raw)
+  return {f = f, u = u, s = s, h = h, sc = tonumber(sc), sct = sc, kw = kw, d = d, p = p,
+          a = a, q = q, pl = pl}
 end
-local function worst_member(seq, url) return pad(TOP - seq) .. url end
-local function q_push(url, q, seq, host, score)
-  local member = pad(seq) .. url
-  redis.call('ZADD', qkey(q, host), prio(url, score), member)
-  redis.call('HSET', P .. 'r:' .. url, 'q', q)
+local function rec(url) return rec_fp(ufp(url)) end
+local function rec_save(r)
+  redis.call('SET', rkey(r.f), cmsgpack.pack(r.u, r.s, r.h, r.sct, r.kw, r.d, r.p, r.a, r.q,
+                                             r.pl))
+end
+local function worst_member(seq, f) return pad(TOP - seq) .. f end
+-- queue the record r (r.s, r.h, r.sc set) in queue q and save it
+local function q_push(r, q)
+  redis.call('ZADD', qkey(q, r.h), prio(r.u, r.sc), pad(r.s) .. r.f)
+  r.q = q
+  rec_save(r)
   incr('queued')
   if q == 'hot' then incr('hot') end
-  refile(q, host)
-  if BOUNDED then redis.call('ZADD', P .. 'worst', score, worst_member(seq, url)) end
+  refile(q, r.h)
+  if BOUNDED then redis.call('ZADD', P .. 'worst', r.sc, worst_member(r.s, r.f)) end
 end
-local function q_remove(url, r)
-  redis.call('ZREM', qkey(r.q, r.h), r.m)
+local function q_remove(r)
+  redis.call('ZREM', qkey(r.q, r.h), pad(r.s) .. r.f)
   incr('queued', -1)
   if r.q == 'hot' then incr('hot', -1) end
   refile(r.q, r.h)
-  if BOUNDED then redis.call('ZREM', P .. 'worst', worst_member(r.s, url)) end
+  if BOUNDED then redis.call('ZREM', P .. 'worst', worst_member(r.s, r.f)) end
 end
 -- re-key a queued entry (new priority, new queue, or with new_seq: to its new queue's tail)
-local function requeue_entry(url, r, new_seq)
-  q_remove(url, r)
-  local seq = r.s
-  if new_seq then
-    seq = new_seq
-    redis.call('HSET', P .. 'r:' .. url, 's', seq)
-  end
-  q_push(url, queue_for(url, r.kw), seq, r.h, r.sc)
+local function requeue_entry(r, new_seq)
+  q_remove(r)
+  if new_seq then r.s = new_seq end
+  q_push(r, queue_for(r.u, r.kw))
 end
 -- Cho's promotion: a queued URL now within LIMIT of a hot page joins the hot queue's tail
 local function promote(changed)
   for _, id in ipairs(changed) do
     local url = redis.call('HGET', P .. 'g:url', id)
     local r = rec(url)
-    if r and r.q and r.q ~= 'hot' and r.q ~= 'b' and queue_for(url, r.kw) == 'hot' then
-      requeue_entry(url, r, incr('seq'))
+    if r and r.q ~= 'hot' and r.q ~= 'b' and queue_for(url, r.kw) == 'hot' then
+      requeue_entry(r, incr('seq'))
       incr('promotions')
     end
   end
@@ -283,12 +292,12 @@ local function bound()
   while cnt('entries') > MAXBUF do
     local v = redis.call('ZRANGE', P .. 'worst', 0, 0)
     if #v == 0 then break end
-    local url = string.sub(v[1], 13)
-    local r = rec(url)
+    local f = string.sub(v[1], 13)
+    local r = rec_fp(f)
     redis.call('ZREM', P .. 'worst', v[1])
-    if r and r.q and r.q ~= 'b' then
-      q_remove(url, r)
-      redis.call('DEL', P .. 'r:' .. url)
+    if r and r.q ~= 'b' then
+      q_remove(r)
+      redis.call('DEL', rkey(f))
       incr('entries', -1)
       incr('evicted')
     end
@@ -412,7 +421,8 @@ end
 -- leases: a URL handed out stays in l:<lease> until its worker is done with it
 local function requeue_lease(lease)
   local lk = P .. 'l:' .. lease
-  local v = redis.call('HMGET', lk, 'u', 'w', 'st', 'cnt', 'h')
+  local v = redis.call('HMGET', lk, 'u', 'w', 'st', 'cnt', 'h', 's', 'sc', 'kw', 'd', 'p', 'a',
+                       'pl')
   if not v[1] then return 0 end
   local url, w, st, counted, host = v[1], v[2], v[3], v[4], v[5]
   if st == 'r' then incr('reserved', -1) end
@@ -420,20 +430,18 @@ local function requeue_lease(lease)
   incr('inflight', -1)
   free_pending(host, 'L' .. lease)
   redis.call('SREM', P .. 'wl:' .. w, lease)
-  if redis.call('EXISTS', P .. 'r:' .. url) == 1 then
-    redis.call('DEL', lk)
-    return 0
-  end
-  redis.call('HDEL', lk, 'u', 'w', 'st', 'cnt', 'n')
-  redis.call('RENAME', lk, P .. 'r:' .. url)
+  redis.call('DEL', lk)
+  local f = ufp(url)
+  if redis.call('EXISTS', rkey(f)) == 1 then return 0 end
   if BLOOM_M == 0 then
-    local key, f = fp_key('d', url)
-    redis.call('SREM', key, f)
+    local key, d = fp_key('d', url)
+    redis.call('SREM', key, d)
   end
-  local r = rec(url)
+  local r = {f = f, u = url, s = tonumber(v[6]), h = host, sc = tonumber(v[7]), sct = v[7],
+             kw = v[8], d = v[9], p = v[10], a = v[11], q = '', pl = v[12] or ''}
   incr('entries')
   incr('requeued')
-  q_push(url, queue_for(url, r.kw), r.s, host, r.sc)
+  q_push(r, queue_for(url, r.kw))
   return 1
 end
 local function drop_lease(lease, w)

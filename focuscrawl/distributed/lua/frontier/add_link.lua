@@ -6,7 +6,7 @@
 local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, force,
                         payload)
   local pscore = tonumber(score_text)
-  local rk = P .. 'r:' .. url
+  local f = ufp(url)
   -- observe: learn from the parent (its score, the edge) before queueing
   if parent ~= '' then
     if not was_crawled(parent) then crawled(parent, score_text, phot) end
@@ -15,28 +15,26 @@ local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, 
       add_edge(parent, url, changed)
       if DIST then promote(changed) end
       if REORDER == 'backlinks' then
-        local r = rec(url)
-        if r and r.q and r.q ~= 'b' then requeue_entry(url, r, nil) end
+        local r = rec_fp(f)
+        if r and r.q ~= 'b' then requeue_entry(r, nil) end
       end
     end
   end
-  local r = rec(url)
+  local r = rec_fp(f)
   if r then
     incr('duplicates')
     if BF or r.q == 'b' then return 0 end
     if not CHO then
       if pscore > r.sc then
-        redis.call('HSET', rk, 'sc', score_text)
-        r.sc = pscore
-        requeue_entry(url, r, nil)
+        r.sc, r.sct = pscore, score_text
+        requeue_entry(r, nil)
         return 1
       end
       return 0
     end
-    local better, new_seq = false, nil
+    local better, new_seq, changed = false, nil, false
     if kw == '1' and r.kw ~= '1' then
-      redis.call('HSET', rk, 'kw', '1')
-      r.kw = '1'
+      r.kw, changed = '1', true
       if r.q ~= 'hot' then
         new_seq = incr('seq')
         incr('promotions')
@@ -44,14 +42,14 @@ local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, 
       end
     end
     if pscore > r.sc then
-      redis.call('HSET', rk, 'sc', score_text)
-      r.sc = pscore
+      r.sc, r.sct, changed = pscore, score_text, true
       better = better or REORDER == 'score'
     end
     if better then
-      requeue_entry(url, r, new_seq)
+      requeue_entry(r, new_seq)
       return 1
     end
+    if changed then rec_save(r) end
     return 0
   end
   if (not force) and is_done(url) then
@@ -62,13 +60,11 @@ local function add_link(url, host, anchor, parent, score_text, phot, depth, kw, 
     incr('dropped_full')
     return 0
   end
-  local seq = incr('seq')
-  redis.call('HSET', rk, 's', seq, 'h', host, 'sc', score_text, 'kw', kw, 'd', depth,
-             'p', parent, 'a', anchor)
-  if payload ~= '' then redis.call('HSET', rk, 'pl', payload) end
+  r = {f = f, u = url, s = incr('seq'), h = host, sc = pscore, sct = score_text, kw = kw,
+       d = depth, p = parent, a = anchor, q = '', pl = payload}
   incr('entries')
   incr('added')
-  q_push(url, queue_for(url, kw), seq, host, pscore)
+  q_push(r, queue_for(url, kw))
   bound()
-  return redis.call('EXISTS', rk)
+  return redis.call('EXISTS', rkey(f))
 end

@@ -41,7 +41,7 @@ end
 local function wait_for(host) return {'wait', math.max(1, hnum(host, 'next', 0) - now())} end
 if MAXPAGES > 0 and cnt('fetched') + cnt('reserved') >= MAXPAGES then return {'budget'} end
 if cnt('entries') == 0 then return nil end
-local url = nil
+local f = nil  -- the fingerprint of the URL handed out
 if BATCH then
   local bk = P .. 'batch'
   local function open_batch()
@@ -51,10 +51,11 @@ if BATCH then
       if #top == 0 then break end
       local host = string.sub(top[1], 13)
       local m = redis.call('ZRANGE', qkey('main', host), 0, 0)[1]
-      local u = string.sub(m, 13)
-      q_remove(u, rec(u))
-      redis.call('HSET', P .. 'r:' .. u, 'q', 'b')
-      taken[#taken + 1] = u
+      local r = rec_fp(string.sub(m, 13))
+      q_remove(r)
+      r.q = 'b'
+      rec_save(r)
+      taken[#taken + 1] = r.f
     end
     -- Fisher-Yates with a seeded Park-Miller generator: the batch order is reproducible
     local state = cnt('rng')
@@ -71,7 +72,7 @@ if BATCH then
   local function scan(start)
     local fallback, soonest = nil, nil
     for _, u in ipairs(redis.call('LRANGE', bk, start, -1)) do
-      local host = redis.call('HGET', P .. 'r:' .. u, 'h')
+      local host = rec_fp(u).h
       local r = ready(host)
       if r == 2 then
         return u, nil, nil
@@ -97,21 +98,21 @@ if BATCH then
   end
   if redis.call('LLEN', bk) == 0 and cnt('queued') > 0 then open_batch() end
   local fallback, soonest
-  url, fallback, soonest = scan(0)
-  if not url and WORK_CONSERVING and cnt('queued') > 0 and idle_server_waiting() then
+  f, fallback, soonest = scan(0)
+  if not f and WORK_CONSERVING and cnt('queued') > 0 and idle_server_waiting() then
     -- every URL left in the batch waits on a busy server while another idles: the next
     -- batch is chosen now, for it (its URLs come after the current batch's)
     local start = redis.call('LLEN', bk)
     open_batch()
     local f2, s2
-    url, f2, s2 = scan(start)
+    f, f2, s2 = scan(start)
     fallback, soonest = fallback or f2, soonest or s2
   end
-  if not url and soonest and late then return wait_for(soonest) end
-  url = url or fallback
-  if not url and end_holds() then return {'wait', 1} end
-  if not url then return nil end
-  redis.call('LREM', bk, 1, url)
+  if not f and soonest and late then return wait_for(soonest) end
+  f = f or fallback
+  if not f and end_holds() then return {'wait', 1} end
+  if not f then return nil end
+  redis.call('LREM', bk, 1, f)
 else
   local chosen, fb = nil, nil
   for _, q in ipairs(QUEUES) do
@@ -139,19 +140,21 @@ else
   if not chosen and end_holds() then return {'wait', 1} end
   if not chosen then return nil end
   local m = redis.call('ZRANGE', qkey(chosen[1], chosen[2]), 0, 0)[1]
-  url = string.sub(m, 13)
-  q_remove(url, rec(url))
+  f = string.sub(m, 13)
+  q_remove(rec_fp(f))
 end
+local r = rec_fp(f)
+local url = r.u
 local lease = incr('lease_seq')
 local lk = P .. 'l:' .. lease
-redis.call('RENAME', P .. 'r:' .. url, lk)
-redis.call('HSET', lk, 'u', url, 'w', wid, 'st', 'r')
+redis.call('DEL', rkey(f))
+redis.call('HSET', lk, 'u', url, 'w', wid, 'st', 'r', 'h', r.h, 's', r.s, 'sc', r.sct, 'kw', r.kw,
+           'd', r.d, 'p', r.p, 'a', r.a, 'pl', r.pl)
 mark_done(url)
 incr('entries', -1)
 incr('reserved')
 incr('inflight')
 incr('popped')
 redis.call('SADD', P .. 'wl:' .. wid, lease)
-local v = redis.call('HMGET', lk, 'h', 'sc', 'd', 'p', 'a', 'pl')
-redis.call('HSET', P .. 'hs:' .. v[1], 'L' .. lease, wid .. '|p')
-return {lease, url, v[1], v[2], v[3], v[4] or '', v[5] or '', v[6] or ''}
+redis.call('HSET', P .. 'hs:' .. r.h, 'L' .. lease, wid .. '|p')
+return {lease, url, r.h, r.sct, r.d, r.p, r.a, r.pl}

@@ -26,7 +26,9 @@ one client (each is one Lua script call), adds in calls of 20 links (``add_many`
 outlinks), and the Redis memory per queued URL.
 
 ``--memory N`` measures only the Redis memory per URL, at scale (``bench/redis_memory.py``): N
-queued URLs (default 1,000,000) and ``--memory-fetched`` fetched ones, through the real scripts.
+queued URLs (default 1,000,000) and ``--memory-fetched`` fetched ones (default N / 4) over
+``--memory-hosts`` servers, through the real scripts; ``--memory-config NAME=VALUE`` sets a
+Redis setting first (``CONFIG SET``).
 """
 
 from __future__ import annotations

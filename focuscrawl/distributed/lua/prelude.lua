@@ -21,11 +21,12 @@
 --                             queues: main; Cho: hot and url (dequeue2 = hot first)
 -- batch                LIST   Best-N-First: the current batch (fps), in its seeded random order
 -- worst                ZSET   MAX_BUFFER eviction order: score, then newest first (seq + fp)
--- d:<bucket>           SET    URLs handed out, as 52-bit fingerprints (integers: an intset of
---                             8 B each while a bucket holds <= set-max-intset-entries; bucket =
---                             16 more bits of the SHA1 mod FP_BUCKETS); or bloom, a STRING
---                             bitmap: a Bloom filter
--- sc:<bucket>          SET    crawled pages (a page is learnt from once), fingerprints as d:
+-- d:<bucket>           SET    URLs seen: 50-bit fingerprints x 4 + their states, 1 handed out,
+--                             2 learnt from (a crawled page's score counts once), 3 both
+--                             (integers: an intset of 8 B each while a bucket holds <=
+--                             set-max-intset-entries; bucket = 16 more bits of the SHA1 mod
+--                             FP_BUCKETS); with a Bloom filter (bloom, a STRING bitmap) for the
+--                             URLs handed out, only state 2
 -- g:id / g:url         HASH   link graph node ids (Cho with distance or backlinks only)
 -- g:o:<id>             ZSET   out-edges in insertion order; g:in HASH in-degrees
 -- g:hot SET, g:dist HASH      hot pages; distance from a hot page (only if < limit)
@@ -93,15 +94,37 @@ local function now()
   return NOW
 end
 
--- a URL's fingerprint: 52 bits of its SHA1 (exact in a Lua number, written as an integer so
--- that a set of them stays an intset) and the bucket key of the family `name` it belongs to
--- (16 more bits): a bucket stays small enough for Redis's compact encoding up to
--- FP_BUCKETS x set-max-intset-entries (512) URLs, 8 M, far more than a crawl's pages
+-- what the crawl has seen of a URL, one integer in one set: 50 bits of the URL's SHA1 times 4
+-- plus its states (1 handed out, 2 learnt from, 3 both), so a fetched URL costs one intset
+-- entry (8 B). Bucket = 16 more bits mod FP_BUCKETS: a bucket stays small enough for Redis's
+-- intset encoding up to FP_BUCKETS x set-max-intset-entries (512) URLs, 8 M
 local FP_BUCKETS = 16384
-local function fp_key(name, url)
+local function fp_of(url)
   local h = redis.sha1hex(url)
-  return P .. name .. ':' .. (tonumber(string.sub(h, 14, 17), 16) % FP_BUCKETS),
-         string.format('%.0f', tonumber(string.sub(h, 1, 13), 16))
+  return P .. 'd:' .. (tonumber(string.sub(h, 14, 17), 16) % FP_BUCKETS),
+         math.floor(tonumber(string.sub(h, 1, 13), 16) / 4) * 4
+end
+local function num(x) return string.format('%.0f', x) end
+local function seen_state(url)
+  local key, base = fp_of(url)
+  for st = 1, 3 do
+    if redis.call('SISMEMBER', key, num(base + st)) == 1 then return st end
+  end
+  return 0
+end
+-- set (on) or clear one state bit (1 or 2) of a URL; false if it was so already
+local function seen_flip(url, bit, on)
+  local key, base = fp_of(url)
+  local st = 0
+  for i = 1, 3 do
+    if redis.call('SISMEMBER', key, num(base + i)) == 1 then st = i end
+  end
+  if (st % (2 * bit) >= bit) == on then return false end
+  local new = st - bit
+  if on then new = st + bit end
+  if st > 0 then redis.call('SREM', key, num(base + st)) end
+  if new > 0 then redis.call('SADD', key, num(base + new)) end
+  return true
 end
 
 -- the seen-set of URLs handed out: exact fingerprints, or a Bloom filter (SETBIT/GETBIT)
@@ -120,15 +143,13 @@ local function is_done(url)
     end
     return true
   end
-  local key, f = fp_key('d', url)
-  return redis.call('SISMEMBER', key, f) == 1
+  return seen_state(url) % 2 == 1
 end
 local function mark_done(url)
   if BLOOM_M > 0 then
     for _, b in ipairs(bloom_bits(url)) do redis.call('SETBIT', P .. 'bloom', b, 1) end
   else
-    local key, f = fp_key('d', url)
-    redis.call('SADD', key, f)
+    seen_flip(url, 1, true)
   end
 end
 
@@ -303,13 +324,9 @@ local function bound()
     end
   end
 end
-local function was_crawled(url)
-  local key, f = fp_key('sc', url)
-  return redis.call('SISMEMBER', key, f) == 1
-end
+local function was_crawled(url) return seen_state(url) >= 2 end
 local function crawled(url, score_text, hot)
-  local key, f = fp_key('sc', url)
-  if redis.call('SADD', key, f) == 0 then return end
+  if not seen_flip(url, 2, true) then return end
   incr('pages')
   if hot then
     incr('pages_hot')
@@ -433,10 +450,7 @@ local function requeue_lease(lease)
   redis.call('DEL', lk)
   local f = ufp(url)
   if redis.call('EXISTS', rkey(f)) == 1 then return 0 end
-  if BLOOM_M == 0 then
-    local key, d = fp_key('d', url)
-    redis.call('SREM', key, d)
-  end
+  if BLOOM_M == 0 then seen_flip(url, 1, false) end
   local r = {f = f, u = url, s = tonumber(v[6]), h = host, sc = tonumber(v[7]), sct = v[7],
              kw = v[8], d = v[9], p = v[10], a = v[11], q = '', pl = v[12] or ''}
   incr('entries')

@@ -242,7 +242,8 @@ def redis_settings(settings: BaseSettings, environ: Any = os.environ) -> BaseSet
 
 
 def connect(settings: BaseSettings, spider_name: str) -> Worker:
-    """A new worker of the crawl of ``spider_name`` (no Redis round trip yet)."""
+    """A new worker of the crawl of ``spider_name``: one Redis round trip (``INFO cluster``:
+    on a Redis Cluster node the frontier is sharded, ``shards.py``)."""
     client = get_redis_from_settings(redis_settings(settings))
     kwargs = client.connection_pool.connection_kwargs
     if "retry" not in settings.getdict("REDIS_PARAMS"):

@@ -630,7 +630,9 @@ def test_killing_a_worker_loses_no_url(larger_site, cluster, redis_server):
     assert set(requested(rows)) == reachable(20)  # nothing lost
     check_politeness(rows, 1, RedisHosts(client, c.key, "probe"), killed=killed)
     st = RedisFrontier(client, c.key, "probe").status()
-    assert st["reaped"] == 1 and st["requeued"] >= 1
+    # >= 1: on a loaded machine a survivor can also miss its 3 s heartbeat and be reaped (and
+    # then re-register); the crawl must still lose nothing, which the lines above check
+    assert st["reaped"] >= 1 and st["requeued"] >= 1
     assert (st["inflight"], st["entries"], st["workers"]) == (0, 0, 0)
     assert st["fetched"] == len(fetched_pages(rows))  # un-counted when refetched
 

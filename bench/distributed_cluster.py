@@ -20,7 +20,6 @@ from typing import Any
 import redis
 
 from focuscrawl.demo.webserver import ServerProcess
-from focuscrawl.distributed.shards import global_prefix, shard_prefix
 from tests.support.redis_cluster import RedisCluster
 from tests.support.redis_server import RedisServer
 
@@ -48,12 +47,6 @@ class NodesStats:
                 elif isinstance(v, (int, float)):
                     total[k] = total.get(k, 0) + v
         return total
-
-    def scard(self, key: str) -> int:
-        """The seen-set's size: ``<key>done`` is the sum of the shards' ``done`` sets."""
-        base = key[: -len("done")]
-        count = int(self.any.hget(global_prefix(base) + "cfg", "shards") or 0)
-        return sum(int(self.any.scard(shard_prefix(base, i) + "done")) for i in range(count))
 
 
 def order_error(cluster: RedisCluster, n: int = 4000, hosts: int = 400) -> tuple[float, float]:

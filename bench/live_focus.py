@@ -3,7 +3,7 @@
     .venv/bin/python bench/live_focus.py [--max-pages 300] [--delays 1.0]
         [--slacks adaptive 0.5] [--strategies best-first learned] [--parallel 4]
         [--topics ID ...] [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
-        [--repeat N] [--out results.json]
+        [--repeat N] [--out results.json] [--set NAME=VALUE ...]
 
 Replayed crawls (``bench/harvest.py``) are sequential: every server is always ready, so they
 measure the order and nothing else.  A real crawl waits ``FOCUS_DELAY`` between requests to a
@@ -57,7 +57,7 @@ _STAT = re.compile(r"'(focus/slack[\w/]*)': ([-\d.e]+)")
 
 
 def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, delay: float,
-          slack: str, max_pages: int) -> dict:
+          slack: str, max_pages: int, extra: list[str]) -> dict:
     env = {**os.environ, "http_proxy": proxy, "https_proxy": proxy,
            "SCRAPY_SETTINGS_MODULE": "settings", "PYTHONPATH": str(ROOT)}
     env.pop("no_proxy", None)
@@ -68,6 +68,8 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
         slack_settings = ["-s", f"FOCUS_SLACK={slack}", "-s", "FOCUS_SLACK_ADAPTIVE=False"]
     else:  # the order's default
         slack_settings = []
+    if strategy == "learned":
+        slack_settings += [a for kv in extra for a in ("-s", kv)]
     log = out.with_suffix(".log")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={keywords}",
            "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={max_pages}",
@@ -178,6 +180,8 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration")
     p.add_argument("--parallel", type=int, default=4)
     p.add_argument("--out", type=Path, help="write every run's figures here (JSON)")
+    p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
+                   help="Scrapy settings for the learned order's crawls")
     args = p.parse_args()
 
     sys.path.insert(0, str(docweb_dir()))
@@ -209,8 +213,8 @@ def main() -> int:
     t_all = time.monotonic()
     with docweb_server() as proxy, ThreadPoolExecutor(args.parallel) as pool:
         futures = {pool.submit(crawl, proxy, out, t["keywords"], seed_file, strategy, delay,
-                               slack, args.max_pages): (t, task, seeds, strategy, delay, slack,
-                                                        rep)
+                               slack, args.max_pages, args.set):
+                   (t, task, seeds, strategy, delay, slack, rep)
                    for t, task, seeds, seed_file, strategy, delay, slack, rep, out in jobs}
         for i, fut in enumerate(futures, 1):
             t, task, seeds, strategy, delay, slack, rep = futures[fut]

@@ -2,16 +2,18 @@
 
 The Lua lives in ``lua/*.lua`` (package data), one file per script, grouped by concern
 (``frontier/``, ``leases/``, ``workers/``, ``hosts/``, ``robots/``); the key layout is at the top
-of ``lua/prelude.lua``.  Each script sent to Redis is ``prelude.lua`` + ``check.lua`` + its own
-file (INIT has no check: it writes ``cfg``); ADD and ADD_MANY also take the fragment
-``frontier/add_link.lua``, HOST_FINISH and DOWNLOADED ``hosts/finish_slot.lua``.  A file's leading
-comment block (its documentation, up to the first blank line) is not sent, so editing it changes
-no script.
+of ``lua/prelude.lua``.  Each script sent to Redis is the prelude (``prelude.lua`` then the
+files of ``prelude/``, in the fixed order of :data:`PRELUDE`: each may use what the earlier ones
+define) + ``check.lua`` + its own file (INIT has no check: it writes ``cfg``); ADD and ADD_MANY
+also take the fragment ``frontier/add_link.lua``, HOST_FINISH and DOWNLOADED
+``hosts/finish_slot.lua``.  A file's leading comment block (its documentation, up to the first
+blank line) is not sent, so editing it changes no script.
 
 Line numbers: the first line of each script sent is a comment naming where each part starts,
-e.g. ``-- POP: line 2 = prelude.lua:52, line 376 = check.lua:6, line 378 = frontier/pop.lua:7``:
-a Redis error at ``user_script:400`` is ``frontier/pop.lua:29``.  :func:`locate` does this, and
-:func:`explain` appends it to an error message (``RedisLink`` does for every script error).
+e.g. ``-- POP: line 2 = prelude.lua:57, ..., line 418 = check.lua:6,
+line 420 = frontier/pop.lua:7``: a Redis error at ``user_script:442`` is
+``frontier/pop.lua:29``.  :func:`locate` does this, and :func:`explain` appends it to an error
+message (``RedisLink`` does for every script error).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ class Part:
     line: int
     file_line: int
 
+
+#: the prelude's files, in order: configuration and counters, the seen-set, Cho's link graph,
+#: queues and records, workers and servers, leases
+PRELUDE = ("prelude.lua", "prelude/seen.lua", "prelude/graph.lua", "prelude/queues.lua",
+           "prelude/hosts.lua", "prelude/leases.lua")
 
 #: script name -> its parts, in order (what :func:`locate` reads)
 LAYOUT: dict[str, tuple[Part, ...]] = {}
@@ -57,7 +64,7 @@ def _script(name: str, *paths: str) -> str:
     chunks: list[str] = []
     parts: list[Part] = []
     line = 2
-    for path in ("prelude.lua", *paths):
+    for path in (*PRELUDE, *paths):
         code, first = _code(path)
         parts.append(Part(path, line, first))
         chunks.append("\n" + code)

@@ -34,10 +34,12 @@ def test_every_script_compiles_in_redis(redis_server, name):
 def test_every_lua_file_is_in_a_script_and_every_script_starts_with_the_prelude():
     used = {part.path for parts in scripts.LAYOUT.values() for part in parts}
     assert used == lua_files()
-    assert all(parts[0].path == "prelude.lua" for parts in scripts.LAYOUT.values())
+    assert scripts.PRELUDE[0] == "prelude.lua"
+    assert all(tuple(p.path for p in parts[:len(scripts.PRELUDE)]) == scripts.PRELUDE
+               for parts in scripts.LAYOUT.values())
     # every script but INIT refuses to run on a crawl whose configuration is gone
     assert [n for n, parts in scripts.LAYOUT.items()
-            if parts[1].path != "check.lua"] == ["INIT"]
+            if parts[len(scripts.PRELUDE)].path != "check.lua"] == ["INIT"]
 
 
 def test_the_header_line_names_each_part_where_it_starts():

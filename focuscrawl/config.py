@@ -87,9 +87,9 @@ _declare(G, "FOCUS_EXAMPLE_URLS", "str", "",
          "classifier learns from, fetched first; spider argument `examples`.")
 _declare(G, "FOCUS_NEGATIVE_URLS", "str", "",
          "Off-topic example pages for the page classifier; spider argument `negatives`.")
-_declare(G, "FOCUS_RELEVANCE_WEIGHT", "float", 0.5,
+_declare(G, "FOCUS_RELEVANCE_WEIGHT", "float", 0.0,
          "With examples, the classifier's probability's share of the learned order's page "
-         "label (the keyword label the rest; 0: keywords only).")
+         "label (the keyword label the rest; 0: keywords only, measured better).")
 _declare(G, "FOCUS_MAX_PAGES", "int", 2000,
          "Pant's MAX_PAGES: pages (2xx HTML responses) fetched, then the crawl stops.")
 _declare(G, "FOCUS_HOT_BODY_COUNT", "int", 10,

@@ -11,6 +11,7 @@ classifier is kept in the spider's state and a resumed crawl fetches no example 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,10 @@ class ExamplePages:
     def __init__(self, crawler: Crawler, *, positives: list[str], negatives: list[str],
                  seeds: list[str], relevant_score: float, weight: float) -> None:
         self.crawler = crawler
+        # scikit-learn's first import (scipy's) takes seconds, more on a loaded machine: taken
+        # here, before the crawl starts, not in the first fit, where it stalled the event loop
+        # past a distributed worker's heartbeat (its URLs were reaped and fetched twice)
+        importlib.import_module("sklearn.linear_model")
         self.classifier = PageClassifier(positive_score=relevant_score,
                                          negative_score=relevant_score * NEGATIVE_SHARE)
         self.weight = weight

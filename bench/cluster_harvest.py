@@ -1,6 +1,7 @@
 """How focused a crawl on a sharded frontier stays: harvest on one Redis vs a Redis Cluster.
 
     .venv/bin/python bench/cluster_harvest.py [--max-pages 300] [--workers 2] [--topics 6]
+        [--no-cluster]
 
 docweb (``../shared/docweb``, set up as for ``bench/harvest.py``) is served on a free loopback
 port; for each of its first ``--topics`` topics (Pant's "examples" task: its seeds and keywords),
@@ -9,12 +10,14 @@ then a local 3-master Redis Cluster (``tests/support/redis_cluster.py``) where t
 sharded and a pop looks at 3 shards, not all (``focuscrawl/distributed/sharded.py``).  The judge
 (docweb's scores, read here and never by the crawler) gives each crawl's harvest rate: the share
 of its pages that are relevant.  The two runs of a topic differ also by the workers' timing, so
-the mean difference over topics is the figure, not one topic's.
+the mean difference over topics is the figure, not one topic's.  ``--no-cluster``: one Redis
+only (to compare two commits' single-instance harvest).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -27,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harvest import docweb_server  # noqa: E402
 from focuscrawl.evaluation.compare import load_topics  # noqa: E402
-from tests.support.redis_cluster import RedisCluster  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 
 
@@ -61,6 +63,8 @@ def main() -> int:
     ap.add_argument("--topics", type=int, default=6, help="the first this many topics")
     ap.add_argument("--delay", type=float, default=0.01, help="FOCUS_DELAY (s)")
     ap.add_argument("--masters", type=int, default=3)
+    ap.add_argument("--no-cluster", action="store_true",
+                    help="one Redis only (e.g. to compare commits' single-instance harvest)")
     ap.add_argument("--topics-file", type=Path,
                     default=Path(os.environ.get("DOCWEB_DATA") or Path.home() / ".cache/docweb")
                     / "topics.json")
@@ -68,19 +72,33 @@ def main() -> int:
     topics = load_topics(args.topics_file, ["examples"])["examples"][:args.topics]
     tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-harvest-"))
     results = []
-    with docweb_server() as proxy, RedisServer() as one, \
-            RedisCluster(masters=args.masters, replicas=0) as cl:
+    if args.no_cluster:
+        cluster: contextlib.AbstractContextManager = contextlib.nullcontext()
+    else:
+        from tests.support.redis_cluster import RedisCluster
+        cluster = RedisCluster(masters=args.masters, replicas=0)
+    with docweb_server() as proxy, RedisServer() as one, cluster as cl:
         for n, topic in enumerate(topics):
             scores = topic.judge_scores or {}
             row = []
-            for name, url in (("one", one.url), ("cluster", cl.url)):
+            for name, url in (("one", one.url), ("cluster", cl and cl.url)):
+                if url is None:
+                    row.append((0, float("nan")))
+                    continue
                 urls = crawl(topic, url, f"t{n}{name}:", proxy, args, tmp)
                 relevant = sum(scores.get(u, 0.0) >= topic.threshold for u in urls)
                 row.append((len(urls), relevant / max(1, len(urls))))
             results.append(row)
-            print(f"topic {n + 1}: one Redis {row[0][0]} pages, harvest {row[0][1]:.3f}; "
-                  f"cluster {row[1][0]} pages, harvest {row[1][1]:.3f}", flush=True)
+            line = f"topic {n + 1}: one Redis {row[0][0]} pages, harvest {row[0][1]:.3f}"
+            if not args.no_cluster:
+                line += f"; cluster {row[1][0]} pages, harvest {row[1][1]:.3f}"
+            print(line, flush=True)
     one_h = [r[0][1] for r in results]
+    if args.no_cluster:
+        print(f"\nmean harvest over {len(results)} topics, {args.workers} workers, MAX_PAGES "
+              f"{args.max_pages}: one Redis {sum(one_h) / len(one_h):.3f} "
+              f"({' '.join(f'{h:.3f}' for h in one_h)}); logs in {tmp}")
+        return 0
     cl_h = [r[1][1] for r in results]
     diffs = [b - a for a, b in zip(one_h, cl_h, strict=True)]
     print(f"\nmean harvest over {len(results)} topics, {args.workers} workers, "

@@ -49,8 +49,9 @@ DECISION_KEYS = ("strategy", "reorder", "n", "max_buffer", "max_pages", "limit",
 # the hold, a dead worker's slots stopped counting at once
 OLD_DEFAULTS = {"wc": "0", "hold_ms": "0", "layout": "1"}
 #: the key layout the scripts read and write (lua/prelude.lua); a crawl stored in another is
-#: refused: its seen-set would be read wrong (layout 2: URLs as fingerprints)
-LAYOUT = "2"
+#: refused: its seen-set would be read wrong (layout 2: URLs as fingerprints; 3: a record
+#: holds its parent's fingerprint, the parent's URL is stored once under pu:<fp>)
+LAYOUT = "3"
 
 
 def bloom_size(capacity: int, error: float) -> tuple[int, int]:

@@ -365,10 +365,38 @@ def test_the_exact_seen_set_keeps_fingerprints_in_compact_buckets(redis_server):
     assert not [k for k in left if "page-" in k]  # no record of a fetched URL is left
 
 
+def test_a_parents_url_is_stored_once_and_leaves_with_its_last_link(redis_server):
+    """Queued links share their parent's URL (pu:<fp>, one a parent): every handed-out URL
+    still names its parent, through a release and a MAX_BUFFER eviction, and no entry is left
+    once no queued link points to it."""
+    client = redis_server.client()
+    f = frontier_for(client, "par:", "w1", strategy="best-first", max_buffer=5)
+    a, b = "http://p.test/a-parent-page.html", "http://q.test/another/parent.html"
+    links = [Link(f"http://h{i}.test/x{i}", host=f"h{i}.test", parent=a, parent_score=0.5)
+             for i in range(3)]
+    links += [Link("http://h9.test/y", host="h9.test", parent=b, parent_score=0.2),
+              Link("http://h8.test/z", host="h8.test", parent=b, parent_score=0.1),
+              Link("http://s.test/", host="s.test", parent_score=0.9)]
+    f.add_many(links)  # the lowest-scored (z) is evicted: five queued
+
+    def stored() -> list[bytes]:
+        return sorted(client.get(k) or b"" for k in client.scan_iter(match="par:pu:*"))
+
+    assert len(stored()) == 2 and all(v.endswith((a.encode(), b.encode())) for v in stored())
+    got = [f.pop() for _ in range(2)]
+    assert f.release([g[0] for g in got if g]) == 2
+    assert len(stored()) == 2
+    seen = []
+    while (g := f.pop()) is not None:
+        seen.append((g[1].url, g[1].parent))
+    assert sorted(seen) == sorted((k.url, k.parent) for k in links if k.url != "http://h8.test/z")
+    assert stored() == []
+
+
 def test_a_crawl_stored_in_another_key_layout_is_refused(redis_server):
     client = redis_server.client()
     client.hset("old:cfg", mapping={"strategy": "breadth-first", "n": "1"})  # no layout: 1
-    with pytest.raises(ValueError, match="key layout 1, this one reads layout 2"):
+    with pytest.raises(ValueError, match="key layout 1, this one reads layout 3"):
         RedisFrontier(client, "old:", "w1").configure({"strategy": "breadth-first"})
 
 

@@ -13,9 +13,12 @@
 --                             pages, lease_seq, rng, ... (fetched + reserved is the MAX_PAGES
 --                             budget in use)
 -- r:<fp>               STRING a queued URL's record, msgpack values in order: u(rl) s(eq)
---                             h(ost) sc(ore, as text) kw d(epth) p(arent) a(nchor) q(ueue) pl
---                             (pickled request dict, unusual requests only, else ''); fp = the
---                             first 14 hex digits of the URL's SHA1 (ufp)
+--                             h(ost) sc(ore, as text) kw d(epth) pf (the parent's fp as 7
+--                             bytes, '' for none) a(nchor) q(ueue) pl (pickled request dict,
+--                             unusual requests only, else ''); fp = the first 14 hex digits of
+--                             the URL's SHA1 (ufp)
+-- pu:<fp>              STRING a parent page's URL, once for all its queued links: msgpack n
+--                             (records pointing to it), url; deleted with the last of them
 -- q:<queue>:<host>     ZSET   one server's queue; score = priority (smaller first), member =
 --                             zero-padded seq + fp, so equal priorities stay FIFO
 -- i:<queue>            ZSET   servers by their best entry (score, member = that seq + host)

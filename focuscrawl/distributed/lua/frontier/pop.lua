@@ -147,9 +147,10 @@ local r = rec_fp(f)
 local url = r.u
 local lease = incr('lease_seq')
 local lk = P .. 'l:' .. lease
-redis.call('DEL', rkey(f))
+local parent = parent_of(r)
+rec_del(r)
 redis.call('HSET', lk, 'u', url, 'w', wid, 'st', 'r', 'h', r.h, 's', r.s, 'sc', r.sct, 'kw', r.kw,
-           'd', r.d, 'p', r.p, 'a', r.a, 'pl', r.pl)
+           'd', r.d, 'p', parent, 'a', r.a, 'pl', r.pl)
 mark_done(url)
 incr('entries', -1)
 incr('reserved')
@@ -157,4 +158,4 @@ incr('inflight')
 incr('popped')
 redis.call('SADD', P .. 'wl:' .. wid, lease)
 redis.call('HSET', P .. 'hs:' .. r.h, 'L' .. lease, wid .. '|p')
-return {lease, url, r.h, r.sct, r.d, r.p, r.a, r.pl}
+return {lease, url, r.h, r.sct, r.d, parent, r.a, r.pl}

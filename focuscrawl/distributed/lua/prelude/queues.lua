@@ -43,17 +43,50 @@ end
 -- compact encoding takes members of at most 64 bytes, which most URLs are not)
 local function ufp(url) return string.sub(redis.sha1hex(url), 1, 14) end
 local function rkey(f) return P .. 'r:' .. f end
+-- the parent's URL, once per parent (a page yields many links): pu:<fp> holds it and how many
+-- records point to it (msgpack n, url); a record holds the parent's fp as 7 bytes
+local function fp_bin(h) return (string.gsub(h, '..', function(c)
+  return string.char(tonumber(c, 16)) end)) end
+local function fp_hex(b) return (string.gsub(b, '.', function(c)
+  return string.format('%02x', string.byte(c)) end)) end
+local function pkey(pf) return P .. 'pu:' .. fp_hex(pf) end
+local function parent_ref(url)
+  if not url or url == '' then return '' end
+  local pf = fp_bin(ufp(url))
+  local raw = redis.call('GET', pkey(pf))
+  local n = 0
+  if raw then n = cmsgpack.unpack(raw) end
+  redis.call('SET', pkey(pf), cmsgpack.pack(n + 1, url))
+  return pf
+end
+local function parent_of(r)
+  if r.pf == '' then return '' end
+  local _, url = cmsgpack.unpack(redis.call('GET', pkey(r.pf)))
+  return url
+end
 local function rec_fp(f)
   local raw = redis.call('GET', rkey(f))
   if not raw then return nil end
-  local u, s, h, sc, kw, d, p, a, q, pl = cmsgpack.unpack(raw)
-  return {f = f, u = u, s = s, h = h, sc = tonumber(sc), sct = sc, kw = kw, d = d, p = p,
+  local u, s, h, sc, kw, d, pf, a, q, pl = cmsgpack.unpack(raw)
+  return {f = f, u = u, s = s, h = h, sc = tonumber(sc), sct = sc, kw = kw, d = d, pf = pf,
           a = a, q = q, pl = pl}
 end
 local function rec(url) return rec_fp(ufp(url)) end
+-- a new record (r.p its parent's URL, no r.pf yet) takes a reference to its parent's entry
 local function rec_save(r)
-  redis.call('SET', rkey(r.f), cmsgpack.pack(r.u, r.s, r.h, r.sct, r.kw, r.d, r.p, r.a, r.q,
+  if r.pf == nil then r.pf = parent_ref(r.p) end
+  redis.call('SET', rkey(r.f), cmsgpack.pack(r.u, r.s, r.h, r.sct, r.kw, r.d, r.pf, r.a, r.q,
                                              r.pl))
+end
+local function rec_del(r)
+  redis.call('DEL', rkey(r.f))
+  if r.pf == '' then return end
+  local n, url = cmsgpack.unpack(redis.call('GET', pkey(r.pf)))
+  if n <= 1 then
+    redis.call('DEL', pkey(r.pf))
+  else
+    redis.call('SET', pkey(r.pf), cmsgpack.pack(n - 1, url))
+  end
 end
 local function worst_member(seq, f) return pad(TOP - seq) .. f end
 -- queue the record r (r.s, r.h, r.sc set) in queue q and save it
@@ -101,7 +134,7 @@ local function bound()
     redis.call('ZREM', P .. 'worst', v[1])
     if r and r.q ~= 'b' then
       q_remove(r)
-      redis.call('DEL', rkey(f))
+      rec_del(r)
       incr('entries', -1)
       incr('evicted')
     end

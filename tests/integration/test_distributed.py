@@ -388,9 +388,22 @@ def test_a_parents_url_is_stored_once_and_leaves_with_its_last_link(redis_server
     assert len(stored()) == 2
     seen = []
     while (g := f.pop()) is not None:
-        seen.append((g[1].url, g[1].parent))
-    assert sorted(seen) == sorted((k.url, k.parent) for k in links if k.url != "http://h8.test/z")
+        seen.append((g[1].url, g[1].parent, g[1].host))
+    assert sorted(seen) == sorted((k.url, k.parent, k.host) for k in links
+                                  if k.url != "http://h8.test/z")
     assert stored() == []
+
+
+def test_a_record_rebuilds_its_server_from_its_url_only_when_they_agree(redis_server):
+    f = frontier_for(redis_server.client(), "hst:", "w1")
+    odd = [Link("http://m.test:81/p", host="m.test"), Link("http://e.test/q", host=""),
+           Link("http://s.test/r", host="s.test")]
+    f.add_many(odd)
+    for _ in range(2):  # from the records, then from the leases released and queued again
+        got = [f.pop() for _ in odd]
+        assert sorted((g[1].url, g[1].host) for g in got if g) == sorted(
+            (k.url, k.host) for k in odd)
+        assert f.release([g[0] for g in got if g]) == 3
 
 
 def test_a_crawl_stored_in_another_key_layout_is_refused(redis_server):

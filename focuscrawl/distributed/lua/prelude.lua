@@ -13,7 +13,7 @@
 --                             pages, lease_seq, rng, ... (fetched + reserved is the MAX_PAGES
 --                             budget in use)
 -- r:<fp>               STRING a queued URL's record, msgpack values in order: u(rl) s(eq)
---                             h(ost) sc(ore, as text) kw d(epth) pf (the parent's fp as 7
+--                             h(ost; '' when it is the URL's authority) sc(ore, as text) kw d(epth) pf (the parent's fp as 7
 --                             bytes, '' for none) a(nchor) q(ueue) pl (pickled request dict,
 --                             unusual requests only, else ''); fp = the first 14 hex digits of
 --                             the URL's SHA1 (ufp)

@@ -64,10 +64,14 @@ local function parent_of(r)
   local _, url = cmsgpack.unpack(redis.call('GET', pkey(r.pf)))
   return url
 end
+-- the server is usually the URL's authority: then the record stores '' for it ('\0' for an
+-- empty server, never the case from a worker, so the encoding stays lossless)
+local function url_host(u) return string.match(u, '^[^:/]+://([^/?#]*)') end
 local function rec_fp(f)
   local raw = redis.call('GET', rkey(f))
   if not raw then return nil end
   local u, s, h, sc, kw, d, pf, a, q, pl = cmsgpack.unpack(raw)
+  if h == '' then h = url_host(u) elseif h == '\0' then h = '' end
   return {f = f, u = u, s = s, h = h, sc = tonumber(sc), sct = sc, kw = kw, d = d, pf = pf,
           a = a, q = q, pl = pl}
 end
@@ -75,7 +79,9 @@ local function rec(url) return rec_fp(ufp(url)) end
 -- a new record (r.p its parent's URL, no r.pf yet) takes a reference to its parent's entry
 local function rec_save(r)
   if r.pf == nil then r.pf = parent_ref(r.p) end
-  redis.call('SET', rkey(r.f), cmsgpack.pack(r.u, r.s, r.h, r.sct, r.kw, r.d, r.pf, r.a, r.q,
+  local h = r.h
+  if h == url_host(r.u) then h = '' elseif h == '' then h = '\0' end
+  redis.call('SET', rkey(r.f), cmsgpack.pack(r.u, r.s, h, r.sct, r.kw, r.d, r.pf, r.a, r.q,
                                              r.pl))
 end
 local function rec_del(r)

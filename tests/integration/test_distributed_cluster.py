@@ -92,6 +92,20 @@ def test_workers_share_a_sharded_frontier_and_max_pages_is_exact(web, redis_clus
     assert "not available on a Redis Cluster" in c.log_text(2)
 
 
+def mid_crawl(redis_cluster, key, c, fetched=30):
+    """The crawl's sharded frontier once ``fetched`` pages are counted (watching Redis)."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert time.monotonic() < deadline, c.tails()
+        try:
+            f = probe(redis_cluster, key)
+            if f.router.count and f.status()["fetched"] >= fetched:
+                return f
+        except Exception:  # the crawl's keys are not there yet
+            pass
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("wait_ms", [0, 500])
 def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path, wait_ms):
     """Breadth-first over the whole site, two workers; mid-crawl the master of the shard
@@ -104,17 +118,7 @@ def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path, wait_ms):
     try:
         workers = c.start(2, "-a", "strategy=breadth-first",
                           "-s", f"FOCUS_REDIS_CLUSTER_WAIT={wait_ms}")
-        f = None
-        deadline = time.monotonic() + 120
-        while True:  # watching the crawl's progress in Redis
-            assert time.monotonic() < deadline, c.tails()
-            try:
-                f = f or probe(redis_cluster, key)
-                if f.router.count and f.status()["fetched"] >= 30:
-                    break
-            except Exception:  # the crawl's keys are not there yet
-                f = None
-            time.sleep(0.05)
+        f = mid_crawl(redis_cluster, key, c)
         shard = f.router.prefixes[f.router.of_server("h0.test")]
         slot = f.client.keyslot(shard + "cfg")
         dead = redis_cluster.owner(slot)
@@ -143,17 +147,7 @@ def test_a_killed_worker_loses_no_url(web, redis_cluster, tmp_path):
     start = len(web.read_log())
     try:
         workers = c.start(3, "-a", "strategy=breadth-first", "-s", "FOCUS_REDIS_WORKER_TTL=3")
-        f = None
-        deadline = time.monotonic() + 120
-        while True:  # watching the crawl's progress in Redis
-            assert time.monotonic() < deadline, c.tails()
-            try:
-                f = f or probe(redis_cluster, key)
-                if f.router.count and f.status()["fetched"] >= 30:
-                    break
-            except Exception:  # the crawl's keys are not there yet
-                f = None
-            time.sleep(0.05)
+        mid_crawl(redis_cluster, key, c)
         workers[0].send_signal(signal.SIGKILL)
         assert c.wait(workers[1:], timeout=240) == [0, 0], c.tails()
         assert workers[0].wait() == -signal.SIGKILL

@@ -74,7 +74,7 @@ def test_clean_stop_resumes_the_same_crawl(server, tmp_path, strategy):
         # -O: the same command resumes; a resumed crawl appends instead of overwriting
         cmd = crawl_command(out, tmp_path / f"{name}-job", MAX_PAGES, overwrite=True,
                             FOCUS_STRICT_ORDER=True, CONCURRENT_REQUESTS=1)
-        cmd[cmd.index("strategy=breadth-first")] = f"strategy={strategy.split('-')[0]}"
+        cmd[cmd.index("strategy=breadth-first")] = f"strategy={strategy.removesuffix('-examples')}"
         return cmd + STRATEGIES[strategy], out
 
     whole_cmd, whole_out = command("whole")

@@ -130,7 +130,7 @@ _declare(G, "FOCUS_SLACK", "float?", None,
          "While the best URL waits on a busy server, another server's URL goes out only if "
          "worth at least (1 - SLACK) x the best; None: FOCUS_SLACK_ADAPTIVE for learned (else "
          "0.5), 1.0 for the papers'.")
-_declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", False,
+_declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", True,
          "With FOCUS_SLACK unset, the learned order chooses its slack as it crawls: from the "
          "relevant share of pages taken below the best and the time spent waiting.")
 _declare(G, "FOCUS_STRICT_ORDER", "bool", False,

@@ -128,6 +128,7 @@ def _scheduler(settings: dict):
 
 
 @pytest.mark.parametrize("settings, adapts, slack", [
+    ({"FOCUS_STRATEGY": "learned"}, True, None),  # the default
     ({"FOCUS_STRATEGY": "learned", "FOCUS_SLACK_ADAPTIVE": True}, True, None),
     ({"FOCUS_STRATEGY": "learned", "FOCUS_SLACK_ADAPTIVE": True, "FOCUS_SLACK": 0.3}, False,
      0.3),

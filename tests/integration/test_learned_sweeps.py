@@ -23,6 +23,7 @@ from tests.support.learned import (
     fetches_to_find,
     hidden_web,
     learned,
+    reference_trap,
     small,
     virtual_crawl,
 )
@@ -78,9 +79,11 @@ def test_the_host_bandit_leaves_a_large_host_whose_anchors_repeat_a_keyword(seed
                              limit=300)
     need_bandit = fetches_to_find(bandit, notes, 10)
     need_per_link = fetches_to_find(per_link, notes, 10)
-    # measured on seeds 1-3: 39, 39 and 49 fetches with the bandit (78, 59 and 79 with
-    # FOCUS_EXPLORE 1.0, its default before), none of the notes in 300 without
-    assert need_bandit <= 80 and 2 * need_bandit < need_per_link, (need_bandit, need_per_link)
+    # measured on seeds 1-3: 32 fetches with the bandit (39, 39 and 49 before the parent
+    # expert; 78, 59 and 79 with FOCUS_EXPLORE 1.0, its default before); without the bandit
+    # 30-34 thanks to the parent expert (none of the notes in 300 before it:
+    # tests/unit/test_learned_robust.py)
+    assert need_bandit <= 80 and need_per_link <= 80, (need_bandit, need_per_link)
     # the bandit's turns are every tenth URL: it tries each silent host once (5 turns; it
     # spent 15 on them when a failed host stayed a candidate)
     turns = [bandit[i] for i in range(9, len(bandit), 10)]
@@ -148,33 +151,6 @@ def test_a_bounded_rerank_hands_a_url_in_flight_at_a_stop_out_again_in_its_place
     assert resumed == whole
 
 
-def reference_trap(seed: int) -> dict[str, tuple[str, str, list]]:
-    """A portal links to a 300-page reference manual whose every link reads "glacier reference
-    k" (one page in ten says "glacier" once) and to a field station whose 20 notes are about
-    glaciers under neutral anchors ("field notes k"), on another host."""
-    rng = random.Random(seed)
-    filler = "the of page this manual section reference function returns value".split()
-    web: dict[str, tuple[str, str, list]] = {}
-    for k in range(300):
-        words = [rng.choice(filler) for _ in range(300)] + (["glacier"] if k % 10 == 0 else [])
-        links = [(f"http://manual.test/p{rng.randrange(300)}.html", f"glacier reference {j}")
-                 for j in range(6)]
-        web[f"http://manual.test/p{k}.html"] = (f"Reference {k}", " ".join(words), links)
-    notes = []
-    for k in range(20):
-        url = f"http://ice.test/n{k}.html"
-        words = [rng.choice(filler) for _ in range(100)] + ["glacier"] * 5 + ["moraine"]
-        web[url] = (f"Field notes {k}", " ".join(words), [("http://ice.test/", "home")])
-        notes.append((url, f"field notes {k}"))
-    web["http://ice.test/"] = ("Field station", "welcome to the field station", notes)
-    web["http://portal.test/"] = ("Portal", "links", [
-        ("http://manual.test/p0.html", "glacier manual"), ("http://ice.test/", "field station"),
-        # hosts that never answer
-        *((f"http://gone{k}.test/{p}", f"archive {k}{p}") for k in range(5) for p in "abc"),
-    ])
-    return web
-
-
 def _bandit_scan(f: Learned, ready) -> Entry | None:
     """The host bandit's choice by a scan of every host (how it was made before its index)."""
     tops = [t for t in map(f.queues.top_of, f.queues.buckets()) if t is not None]
@@ -182,7 +158,7 @@ def _bandit_scan(f: Learned, ready) -> Entry | None:
     if len(pairs) < 2:
         return None
     ids = np.array([i for _, i in pairs], dtype=np.int64)
-    index = np.array([e.score for e, _ in pairs]) + f.explore * f.scorer.hosts.uncertainty(ids)
+    index = np.array([e.score for e, _ in pairs]) + np.array([f.bandit.optimism(i) for i in ids])
     seqs = np.array([e.seq for e, _ in pairs], dtype=np.int64)
     for i in np.lexsort((seqs, -index)).tolist():
         if ready is None or ready(pairs[i][0].host):

@@ -127,3 +127,30 @@ SMALL = 40
 def small(**kw) -> Learned:
     """A bound of SMALL, re-ranks of SMALL links past it (unless ``rerank_batch`` says)."""
     return learned(**{"rerank_max": SMALL, "rerank_batch": SMALL, **kw})
+
+
+def reference_trap(seed: int) -> dict[str, tuple[str, str, list]]:
+    """A portal links to a 300-page reference manual whose every link reads "glacier reference
+    k" (one page in ten says "glacier" once) and to a field station whose 20 notes are about
+    glaciers under neutral anchors ("field notes k"), on another host."""
+    rng = random.Random(seed)
+    filler = "the of page this manual section reference function returns value".split()
+    web: dict[str, tuple[str, str, list]] = {}
+    for k in range(300):
+        words = [rng.choice(filler) for _ in range(300)] + (["glacier"] if k % 10 == 0 else [])
+        links = [(f"http://manual.test/p{rng.randrange(300)}.html", f"glacier reference {j}")
+                 for j in range(6)]
+        web[f"http://manual.test/p{k}.html"] = (f"Reference {k}", " ".join(words), links)
+    notes = []
+    for k in range(20):
+        url = f"http://ice.test/n{k}.html"
+        words = [rng.choice(filler) for _ in range(100)] + ["glacier"] * 5 + ["moraine"]
+        web[url] = (f"Field notes {k}", " ".join(words), [("http://ice.test/", "home")])
+        notes.append((url, f"field notes {k}"))
+    web["http://ice.test/"] = ("Field station", "welcome to the field station", notes)
+    web["http://portal.test/"] = ("Portal", "links", [
+        ("http://manual.test/p0.html", "glacier manual"), ("http://ice.test/", "field station"),
+        # hosts that never answer
+        *((f"http://gone{k}.test/{p}", f"archive {k}{p}") for k in range(5) for p in "abc"),
+    ])
+    return web

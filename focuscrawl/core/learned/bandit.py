@@ -30,6 +30,8 @@ class HostBandit:
         self.reached: dict[int, bool] = {}
         self.picks = 0  # for the log only: a replayed journal does not count them
         self.picked: Counter[str] = Counter()  # the same, per host (the dashboard's)
+        # host id -> its queue (filled as hosts are indexed): a fetch there may raise its key
+        self.bucket_of: dict[int, str] = {}
         self.tops = HostTops()
         self.reset()
 
@@ -54,14 +56,29 @@ class HostBandit:
         return int((n + 1) * self.share) > int(n * self.share)
 
     def answered(self, host_id: int, failing: bool) -> None:
-        """A fetch on ``host_id`` gave a page (or, ``failing``, did not)."""
+        """A fetch on ``host_id`` gave a page (or, ``failing``, did not); its label is in the
+        host's statistics already."""
         if not failing:
             was = self.reached.get(host_id)
             self.reached[host_id] = True
             if was is False and (shut := self.tops.shut.pop(host_id, None)) is not None:
                 self.tops.file(shut, self.item(shut))  # answered at last: back in
+                return
         else:
             self.reached.setdefault(host_id, False)
+        bucket = self.bucket_of.get(host_id)
+        if bucket is not None and bucket in self.tops.filed:
+            self.tops.file(bucket, self.item(bucket))  # a relevant page raises its optimism
+
+    def optimism(self, host_id: int) -> float:
+        """The bonus of a host in the index: ``explore / sqrt(1 + n)`` (UCB) times the
+        host's smoothed relevance rate ``(s + 1) / (n + 1)``, so a host whose pages all
+        proved irrelevant loses it within a few fetches, while one that has never been tried,
+        or whose pages are relevant, keeps it (n pages fetched there, s their labels' sum)."""
+        hosts = self.scorer.hosts
+        n = float(hosts.n[host_id])
+        return (self.scorer.explore * float(hosts.uncertainty(host_id))
+                * (float(hosts.s[host_id]) + 1.0) / (n + 1.0))
 
     def item(self, bucket: str) -> tuple | None:
         """``bucket``'s item for :class:`HostTops`, or None: no queued link, or never reached
@@ -69,12 +86,12 @@ class HostBandit:
         top = self.queues.top_of(bucket)
         if top is None:
             return None
-        hosts = self.scorer.hosts
-        i = hosts.id(top.host)
+        i = self.scorer.hosts.id(top.host)
+        self.bucket_of[i] = bucket
         if not self.reached.get(i, True):
             self.tops.shut[i] = bucket
             return None
-        index = top.score + self.scorer.explore * float(hosts.uncertainty(i))
+        index = top.score + self.optimism(i)
         # ties go to the link found first: the order of the hosts' queues is not state (a
         # host's queue comes back at the end when a URL in flight at a stop is put back)
         return (-index, top.seq, bucket, top)

@@ -9,9 +9,12 @@ import numpy as np
 
 from .areas import AreaStats
 from .defaults import DENSE_PRIOR, PART_NAMES, PRIOR_BIAS, PROFILE_SCALES, SEED
-from .features import FeatureStore, LinkFeaturizer, directory_of
+from .features import DENSE, FeatureStore, LinkFeaturizer, directory_of
+from .mixture import ParentMixture
 from .model import LinkModel, sigmoid
 from .profile import TopicProfile
+
+PARENT = DENSE.index("parent")
 
 
 class Scorer:
@@ -35,6 +38,7 @@ class Scorer:
         self.hubs = AreaStats()  # per parent page: how relevant its fetched children were
         #                          (only with ``hub``: otherwise every link's area is 0)
         self.extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
+        self.mixture = ParentMixture()  # best-first's evidence, as far as it predicts better
 
     def project(self) -> None:
         """Project the (rebuilt or restored) topic profile onto the hashed words."""
@@ -82,12 +86,14 @@ class Scorer:
         return self.model.logits(hashed, dense)
 
     def values(self, slots: np.ndarray) -> np.ndarray:
-        """Priorities: P(relevant) with an exploration bonus on the logit; seeds first."""
-        z = self.logits(slots, self.dynamic(slots))
+        """Priorities: P(relevant) (the learned model mixed with the parent-only expert) with
+        an exploration bonus on the logit; seeds first."""
+        stored = self.store.dense(slots)
+        z = self.mixture.mix(self.logits(slots, self.dynamic(slots)), stored[:, PARENT])
         if self.explore:
             z = z + self.bonus(slots)
         values = sigmoid(z)
-        seeds = self.store.dense(slots)[:, SEED] > 0.0
+        seeds = stored[:, SEED] > 0.0
         if seeds.any():
             values[seeds] += 1.0  # the user's own start pages come before any link
         return values
@@ -107,6 +113,10 @@ class Scorer:
                 parts[name] = x * weight
         parts["words"] = float(self.store.dot(slots, self.model.w)[0])
         parts["profile"] = float(self.store.dot(slots, self.extra)[0])
+        z = sum(parts.values())
+        mixed = float(self.mixture.mix(np.array([z]), dense[PARENT:PARENT + 1])[0]) - z
+        if mixed:
+            parts["mixture"] = mixed  # the parent-only expert's pull (0: none yet)
         if self.explore:
             parts["explore"] = float(self.bonus(slots)[0])
         return {name: round(float(value), 3) for name, value in parts.items()}

@@ -23,6 +23,7 @@ def snapshot_learned(order: Any) -> dict[str, Any]:
         "hosts": scorer.hosts.snapshot(),
         "dirs": scorer.dirs.snapshot(),
         "hubs": scorer.hubs.snapshot(),
+        "mixture": scorer.mixture.snapshot(),
         "children": {k: list(v) for k, v in trainer.children.items()},
         "labels": trainer.labels.to_state(),
         "parents": trainer.parents.to_state(),
@@ -49,6 +50,7 @@ def restore_learned(order: Any, learned: dict[str, Any]) -> None:
     scorer.hosts.restore(learned["hosts"])
     scorer.dirs.restore(learned["dirs"])
     scorer.hubs.restore(learned["hubs"])
+    scorer.mixture.restore(learned.get("mixture"))  # not in snapshots before it
     # snapshots before the fingerprint maps kept URL strings as keys (and as parents)
     trainer.children = {_fp(k): list(v) for k, v in learned["children"].items()}
     trainer.labels = FingerprintMap.from_state(learned["labels"])

@@ -13,7 +13,7 @@ from ..frontier.queues import Entry
 from .bandit import HostBandit
 from .defaults import NEAR_DECAY
 from .profile import PageDigest
-from .scoring import Scorer
+from .scoring import PARENT, Scorer
 
 
 class Trainer:
@@ -113,6 +113,10 @@ class Trainer:
         self.ex_label.append(label)
         self.ex_dyn.append(tuple(float(x) for x in dyn))
         batch = [len(self.ex_slot) - 1]
+        if not scorer.is_seed(slot):
+            # how well each expert predicted this page, before either learns from it
+            z = float(scorer.logits(np.array([slot]), dyn[None, :])[0])
+            scorer.mixture.observe(z, scorer.store.dense_value(slot, PARENT), label)
         if self.discount > 0 and label > 0:
             # the pages that led here were worth fetching too (discounted)
             reward = label

@@ -86,10 +86,11 @@ def _many_manuals(seed: int, manuals: int = 12) -> dict[str, tuple[str, str, lis
         portal.append((f"{base}index.html", f"manual {m}"))
     for k in range(300):
         words = [rng.choice(filler) for _ in range(150)] + ["glacier"]
-        web[f"http://ice.test/n{k}.html"] = (
-            f"notes {k}", " ".join(words),
-            [(f"http://ice.test/n{j % 300}.html", f"notes {j % 300}") for j in (2 * k + 1, 2 * k + 2)])
-    web["http://ice.test/index.html"] = ("Station", "station", [("http://ice.test/n0.html", "notes")])
+        onward = [(f"http://ice.test/n{j % 300}.html", f"notes {j % 300}")
+                  for j in (2 * k + 1, 2 * k + 2)]
+        web[f"http://ice.test/n{k}.html"] = (f"notes {k}", " ".join(words), onward)
+    web["http://ice.test/index.html"] = ("Station", "station",
+                                         [("http://ice.test/n0.html", "notes")])
     web["http://portal.test/"] = ("Portal", "welcome",
                                   [*portal, ("http://ice.test/index.html", "station")])
     return web

@@ -54,9 +54,10 @@ Links are scored in batches: a link found is queued at once but scored, with eve
 since, when the next URL is chosen (one vectorised call per page instead of one per link).
 
 The parts: :mod:`.features`, :mod:`.model`, :mod:`.profile` and :mod:`.areas` (the pieces),
-:mod:`.scoring` (link -> value), :mod:`.mixture` (the parent-only expert), :mod:`.training` (labels, examples, siblings), :mod:`.bandit`
-(the host bandit), :mod:`.rerank` and :mod:`.slots` (re-ranking and its indexes), :mod:`.state`
-(snapshots, spilled rows), :mod:`.defaults` (constants) and :mod:`.order` (the frontier).
+:mod:`.scoring` (link -> value), :mod:`.mixture` (the parent-only expert), :mod:`.training`
+(labels, examples, siblings), :mod:`.bandit` (the host bandit), :mod:`.rerank` and
+:mod:`.slots` (re-ranking and its indexes), :mod:`.state` (snapshots, spilled rows),
+:mod:`.defaults` (constants) and :mod:`.order` (the frontier).
 """
 
 import sys

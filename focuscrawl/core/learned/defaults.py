@@ -37,6 +37,11 @@ EXPLORE_HOSTS = 0.5
 # must find the topic before it can follow it
 EXPLORE = 2.0
 EXAMPLES_EXPLORE = 1.0
+# the parent-only expert (.mixture): its prior (a, c: the learned model's prior parent weight
+# and bias); each expert's log loss is discounted by MIXTURE_DISCOUNT a page fetched, so the
+# weights reflect about the last 1 / (1 - MIXTURE_DISCOUNT) pages
+PARENT_PRIOR = (DENSE_PRIOR[0], PRIOR_BIAS)
+MIXTURE_DISCOUNT = 0.98
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
 MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)

@@ -17,13 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from .defaults import MIXTURE_DISCOUNT as DISCOUNT
+from .defaults import PARENT_PRIOR
 from .model import sigmoid
 
-# each expert's log loss is discounted by this per page fetched: the weights reflect about
-# the last 1 / (1 - DISCOUNT) pages
-DISCOUNT = 0.98
-PARENT_PRIOR = (3.0, -3.0)  # a, c: the learned model's prior parent weight and bias
-RATE = 0.2
+RATE = 0.2  # the parent expert's AdaGrad rate: the learned model's
 
 
 def _log_loss(p: float, label: float) -> float:

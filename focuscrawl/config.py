@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 FOCUS = frozenset({"project", "addon"})
 PROJECT = frozenset({"project"})
 DISTRIBUTED = frozenset({"distributed"})
-KINDS = ("bool", "int", "float", "str", "list", "dict", "float?", "int?", "any")
+KINDS = ("bool", "int", "float", "str", "list", "dict", "float?", "int?", "bool?", "any")
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,12 @@ _declare(G, "FOCUS_EXPLORE", "float?", None,
          "None: 2.0, or 1.0 with examples.")
 _declare(G, "FOCUS_EXPLORE_HOSTS", "float?", None,
          "Share of URLs a bandit over hosts chooses; 0: off; None: 0.5, or 0 with examples.")
+_declare(G, "FOCUS_PARENT_EXPERT", "bool?", None,
+         "Mix a parent-only expert (best-first's evidence) into the learned order's "
+         "probabilities, weighted by how well each predicts the crawl's labels; None: off.")
+_declare(G, "FOCUS_EARNED_OPTIMISM", "bool?", None,
+         "The host bandit's bonus times the host's relevance rate (gives up hosts whose pages "
+         "all proved irrelevant); None: off.")
 _declare(G, "FOCUS_LEARN_DISCOUNT", "float", 0.5,
          "A relevant page raises its parent's label to this times its own (grandparent: the "
          "square); 0: off.")
@@ -407,6 +413,8 @@ def get(settings: Any, name: str) -> Any:
         return None if value == "" else float(value)
     if kind == "int?":
         return None if value == "" else int(value)
+    if kind == "bool?":
+        return None if value == "" else settings.getbool(name)
     return value
 
 

@@ -45,7 +45,8 @@ FRONTIER_SETTINGS = {
     "memory": "FOCUS_LEARN_MEMORY", "learn_every": "FOCUS_LEARN_EVERY",
     "rerank_max": "FOCUS_LEARN_RERANK", "rerank_batch": "FOCUS_LEARN_RERANK_BATCH",
     "sibling": "FOCUS_SIBLING", "sibling_window": "FOCUS_SIBLING_WINDOW", "hub": "FOCUS_HUB",
-    "examples": "FOCUS_EXAMPLES",
+    "examples": "FOCUS_EXAMPLES", "parent_expert": "FOCUS_PARENT_EXPERT",
+    "earned_optimism": "FOCUS_EARNED_OPTIMISM",
 }
 
 

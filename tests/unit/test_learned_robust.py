@@ -13,13 +13,6 @@ from focuscrawl.core.learned.mixture import ParentMixture
 from tests.support.learned import fetches_to_find, learned, reference_trap, virtual_crawl
 
 
-class _LearnedAlone(ParentMixture):
-    """The mixture switched off: the learned model's logits as they are."""
-
-    def mix(self, z, parent):
-        return z
-
-
 def test_the_parent_expert_takes_over_where_the_learned_model_predicts_worse():
     wrong, right = ParentMixture(), ParentMixture()
     rng = random.Random(1)
@@ -59,10 +52,10 @@ def test_the_parents_evidence_leads_out_of_a_host_whose_anchors_repeat_a_keyword
     takes the crawl there."""
     web = reference_trap(seed)
     notes = {u for u in web if u.startswith("http://ice.test/n")}
-    mixed = virtual_crawl(learned(explore_hosts=0.0), web, ["http://portal.test/"], limit=300)
-    alone = learned(explore_hosts=0.0)
-    alone.scorer.mixture = _LearnedAlone()
-    unmixed = virtual_crawl(alone, web, ["http://portal.test/"], limit=300)
+    mixed = virtual_crawl(learned(explore_hosts=0.0, parent_expert=True), web,
+                          ["http://portal.test/"], limit=300)
+    unmixed = virtual_crawl(learned(explore_hosts=0.0, parent_expert=False), web,
+                            ["http://portal.test/"], limit=300)
     # measured on seeds 1-3: 30-34 fetches; alone, none of the notes in 300
     assert fetches_to_find(mixed, notes, 10) <= 80
     assert not notes & set(unmixed)
@@ -103,7 +96,7 @@ def test_the_host_bandit_gives_up_a_host_whose_pages_all_proved_irrelevant(seed)
     while the station's weakly relevant notes remain (the bare UCB bonus had it spend 29 of its
     150 turns on the manuals, up to 3 a manual, and find 262 notes in 300 pages)."""
     web = _many_manuals(seed)
-    f = learned()
+    f = learned(earned_optimism=True)
     order = virtual_crawl(f, web, ["http://portal.test/"], limit=300)
     on_manuals = [n for h, n in f.bandit.picked.items() if h.startswith("m")]
     assert f.bandit.picks == 150

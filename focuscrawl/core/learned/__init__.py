@@ -40,15 +40,15 @@ the link's own evidence and what the crawl has learnt so far:
   the crawl knows little about: a UCB bonus of ``explore / sqrt(1 + pages fetched there)``,
   half for the host, half for the directory; and ``explore_hosts`` of the URLs handed out are
   chosen by a bandit over hosts (after Anthelion's domain bandit): the host whose best link
-  has the highest value plus ``explore / sqrt(1 + n) x (s + 1) / (n + 1)`` gives that link
-  (n pages fetched there, s their labels' sum: a host whose pages all proved irrelevant loses
-  its optimism in a few fetches).  A per-link bonus cannot pull a crawl out of a large host
-  whose anchors repeat a keyword (a reference manual) towards hosts it has links to but no
-  evidence about; the bandit does;
-* **best-first's evidence beside it** (:mod:`.mixture`): a link's probability mixes the model's
-  with a parent-only model's, each weighted by how well it has predicted this crawl's labels
-  (Bayesian model averaging over discounted log losses): where the model's features mislead
-  it, the crawl is ordered as best-first orders it.
+  has the highest value plus ``explore / sqrt(1 + n)`` gives that link (n pages fetched
+  there; with ``earned_optimism``, times ``(s + 1) / (n + 1)``, s their labels' sum: a host
+  whose pages all proved irrelevant loses its optimism in a few fetches).  A per-link bonus
+  cannot pull a crawl out of a large host whose anchors repeat a keyword (a reference manual)
+  towards hosts it has links to but no evidence about; the bandit does;
+* **best-first's evidence beside it** (:mod:`.mixture`, with ``parent_expert``): a link's
+  probability mixes the model's with a parent-only model's, each weighted by how well it has
+  predicted this crawl's labels (Bayesian model averaging over discounted log losses): where
+  the model's features mislead it, the crawl is ordered as best-first orders it.
 
 Links are scored in batches: a link found is queued at once but scored, with every link found
 since, when the next URL is chosen (one vectorised call per page instead of one per link).

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..frontier.queues import Entry, ServerQueues
+from .defaults import EARNED_OPTIMISM
 from .scoring import Scorer
 from .slots import HostTops
 
@@ -20,7 +21,8 @@ class HostBandit:
     """Whose turn it is, the index of each host's best link, and which hosts ever answered."""
 
     def __init__(self, share: float, queues: ServerQueues, scorer: Scorer,
-                 round_robin: int) -> None:
+                 round_robin: int, earned: bool = EARNED_OPTIMISM) -> None:
+        self.earned = earned  # the optimism times the host's relevance rate
         self.share = min(1.0, max(0.0, share))  # of the URLs handed out
         self.queues = queues
         self.scorer = scorer  # its host statistics and ``explore``, which a resume may change
@@ -66,19 +68,20 @@ class HostBandit:
                 return
         else:
             self.reached.setdefault(host_id, False)
-        bucket = self.bucket_of.get(host_id)
+        bucket = self.bucket_of.get(host_id) if self.earned else None
         if bucket is not None and bucket in self.tops.filed:
             self.tops.file(bucket, self.item(bucket))  # a relevant page raises its optimism
 
     def optimism(self, host_id: int) -> float:
-        """The bonus of a host in the index: ``explore / sqrt(1 + n)`` (UCB) times the
-        host's smoothed relevance rate ``(s + 1) / (n + 1)``, so a host whose pages all
+        """The bonus of a host in the index: ``explore / sqrt(1 + n)`` (UCB), with ``earned``
+        times the host's smoothed relevance rate ``(s + 1) / (n + 1)``, so a host whose pages all
         proved irrelevant loses it within a few fetches, while one that has never been tried,
         or whose pages are relevant, keeps it (n pages fetched there, s their labels' sum)."""
         hosts = self.scorer.hosts
-        n = float(hosts.n[host_id])
-        return (self.scorer.explore * float(hosts.uncertainty(host_id))
-                * (float(hosts.s[host_id]) + 1.0) / (n + 1.0))
+        bonus = self.scorer.explore * float(hosts.uncertainty(host_id))
+        if not self.earned:
+            return bonus  # the bare UCB bonus
+        return bonus * (float(hosts.s[host_id]) + 1.0) / (float(hosts.n[host_id]) + 1.0)
 
     def item(self, bucket: str) -> tuple | None:
         """``bucket``'s item for :class:`HostTops`, or None: no queued link, or never reached

@@ -20,7 +20,14 @@ from ..frontier.strategies import Capabilities, Frontier, Link, Ready
 from ..memory import trim_heap
 from ..urls import host
 from .bandit import HostBandit
-from .defaults import MAX_FETCHING, RERANK_BATCH, RERANK_MAX, examples_defaults
+from .defaults import (
+    EARNED_OPTIMISM,
+    MAX_FETCHING,
+    PARENT_EXPERT,
+    RERANK_BATCH,
+    RERANK_MAX,
+    examples_defaults,
+)
 from .insight import learned_insight
 from .profile import PageDigest
 from .rerank import Reranker
@@ -58,6 +65,8 @@ class Learned(Frontier):
         examples: bool = False,
         rerank_max: int = RERANK_MAX,
         rerank_batch: int = RERANK_BATCH,
+        parent_expert: bool = PARENT_EXPERT,
+        earned_optimism: bool = EARNED_OPTIMISM,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -80,8 +89,9 @@ class Learned(Frontier):
         # scheduler registers the counting answer for the spider only if it can count
         self.counts_inlinks = not self.max_buffer and not self.window
         self.scorer = Scorer(keywords, bits=bits, explore=explore, explore_split=explore_split,
-                             hub=hub, sibling=sibling)
-        self.bandit = HostBandit(explore_hosts, self.queues, self.scorer, self.round_robin)
+                             hub=hub, sibling=sibling, parent_expert=parent_expert)
+        self.bandit = HostBandit(explore_hosts, self.queues, self.scorer, self.round_robin,
+                                 earned=earned_optimism)
         self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
                                relevant_score=relevant_score, keyword_scale=keyword_scale,
                                profile_score=profile_score, discount=discount,

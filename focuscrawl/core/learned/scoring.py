@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .areas import AreaStats
-from .defaults import DENSE_PRIOR, PART_NAMES, PRIOR_BIAS, PROFILE_SCALES, SEED
+from .defaults import DENSE_PRIOR, PARENT_EXPERT, PART_NAMES, PRIOR_BIAS, PROFILE_SCALES, SEED
 from .features import DENSE, FeatureStore, LinkFeaturizer, directory_of
 from .mixture import ParentMixture
 from .model import LinkModel, sigmoid
@@ -23,8 +23,9 @@ class Scorer:
     about, and seeds first."""
 
     def __init__(self, keywords: Any, *, bits: int, explore: float, explore_split: float,
-                 hub: float, sibling: float) -> None:
+                 hub: float, sibling: float, parent_expert: bool = PARENT_EXPERT) -> None:
         self.explore = explore
+        self.parent_expert = parent_expert  # off: the mixture neither learns nor mixes
         self.explore_split = explore_split
         self.hub = hub  # 0: the column stays 0, so the order is exactly as without it
         self.profile = TopicProfile(keywords)
@@ -89,7 +90,9 @@ class Scorer:
         """Priorities: P(relevant) (the learned model mixed with the parent-only expert) with
         an exploration bonus on the logit; seeds first."""
         stored = self.store.dense(slots)
-        z = self.mixture.mix(self.logits(slots, self.dynamic(slots)), stored[:, PARENT])
+        z = self.logits(slots, self.dynamic(slots))
+        if self.parent_expert:
+            z = self.mixture.mix(z, stored[:, PARENT])
         if self.explore:
             z = z + self.bonus(slots)
         values = sigmoid(z)
@@ -114,7 +117,8 @@ class Scorer:
         parts["words"] = float(self.store.dot(slots, self.model.w)[0])
         parts["profile"] = float(self.store.dot(slots, self.extra)[0])
         z = sum(parts.values())
-        mixed = float(self.mixture.mix(np.array([z]), dense[PARENT:PARENT + 1])[0]) - z
+        mixed = (float(self.mixture.mix(np.array([z]), dense[PARENT:PARENT + 1])[0]) - z
+                 if self.parent_expert else 0.0)
         if mixed:
             parts["mixture"] = mixed  # the parent-only expert's pull (0: none yet)
         if self.explore:

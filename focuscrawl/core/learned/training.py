@@ -113,7 +113,7 @@ class Trainer:
         self.ex_label.append(label)
         self.ex_dyn.append(tuple(float(x) for x in dyn))
         batch = [len(self.ex_slot) - 1]
-        if not scorer.is_seed(slot):
+        if scorer.parent_expert and not scorer.is_seed(slot):
             # how well each expert predicted this page, before either learns from it
             z = float(scorer.logits(np.array([slot]), dyn[None, :])[0])
             scorer.mixture.observe(z, scorer.store.dense_value(slot, PARENT), label)

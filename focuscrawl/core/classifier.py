@@ -117,7 +117,7 @@ class PageClassifier:
 
     # -- fitting ----------------------------------------------------------------------------
     def refit_if_due(self) -> bool:
-        # a fit costs ~10-30 ms, mostly fixed: wait a quarter more pages, at most _REFIT_MAX
+        # a fit's cost is mostly fixed, whatever the pages: wait a quarter more, at most _REFIT_MAX
         due = self.fitted_at < 0 or self.confident - self.fitted_at >= max(
             self.refit_every, min(self.fitted_at // 4, _REFIT_MAX))
         return due and self.fit()

@@ -7,7 +7,8 @@ call to the shard holding the server (its slots, delays and holds live with its 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from .hosts import RedisHosts, SlotEnd
 from .robotscache import RedisRobotsCache, SharedRobots
@@ -17,6 +18,24 @@ if TYPE_CHECKING:
 
     from .shards import Router
 
+T = TypeVar("T")
+
+
+class _PerShard(Generic[T]):
+    """One-Redis objects, one per shard, made when a shard is first named."""
+
+    def __init__(self, router: Router, make: Callable[[str], T]) -> None:
+        self.router = router
+        self.make = make
+        self.parts: dict[int, T] = {}
+
+    def of(self, server: str) -> T:
+        i = self.router.of_server(server)
+        part = self.parts.get(i)
+        if part is None:
+            part = self.parts[i] = self.make(self.router.prefixes[i])
+        return part
+
 
 class ShardedHosts:
     """:class:`RedisHosts`' interface; each server's state in its own shard."""
@@ -24,15 +43,7 @@ class ShardedHosts:
     def __init__(self, client: RedisCluster, router: Router, worker: str) -> None:
         self.client = client
         self.router = router
-        self.worker = worker
-        self._parts: dict[int, RedisHosts] = {}
-
-    def _of(self, host: str) -> RedisHosts:
-        i = self.router.of_server(host)
-        part = self._parts.get(i)
-        if part is None:
-            part = self._parts[i] = RedisHosts(self.client, self.router.prefixes[i], self.worker)
-        return part
+        self._of = _PerShard(router, lambda prefix: RedisHosts(client, prefix, worker)).of
 
     def start(self, host: str, token: str, crawl_delay: float = 0.0,
               lease: int | None = None) -> float | None:
@@ -62,18 +73,8 @@ class ShardedRobots:
     """:class:`RedisRobotsCache`'s interface; each robots.txt in the shard of its key."""
 
     def __init__(self, client: RedisCluster, router: Router, worker: str) -> None:
-        self.client = client
-        self.router = router
-        self.worker = worker
-        self._parts: dict[int, RedisRobotsCache] = {}
-
-    def _of(self, key: str) -> RedisRobotsCache:
-        i = self.router.of_server(key)
-        part = self._parts.get(i)
-        if part is None:
-            part = self._parts[i] = RedisRobotsCache(self.client, self.router.prefixes[i],
-                                                     self.worker)
-        return part
+        self._of = _PerShard(router,
+                             lambda prefix: RedisRobotsCache(client, prefix, worker)).of
 
     def claim(self, key: str, lease: float) -> SharedRobots | bool:
         return self._of(key).claim(key, lease)

@@ -133,10 +133,6 @@ _declare(G, "FOCUS_SLACK", "float?", None,
 _declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", True,
          "With FOCUS_SLACK unset, the learned order chooses its slack as it crawls: from the "
          "relevant share of pages taken below the best and the time spent waiting.")
-_declare(G, "FOCUS_SLACK_PAGE_WEIGHT", "float", 0.0,
-         "The adaptive slack's weight of relevant pages per page fetched against relevant pages "
-         "per second: an idle server's page goes out if it proved at least this share as likely "
-         "relevant as the best (0: time alone, 1: the page budget alone).")
 _declare(G, "FOCUS_STRICT_ORDER", "bool", False,
          "Hand out a URL only once every fetched page's outlinks are queued: the papers' "
          "sequential crawler (deterministic with CONCURRENT_REQUESTS=1); slower.")

@@ -189,10 +189,7 @@ class FocusScheduler:
         if frontier.default_slack >= 1.0 or not config.get(self.settings,
                                                            "FOCUS_SLACK_ADAPTIVE"):
             return False
-        weight = config.get(self.settings, "FOCUS_SLACK_PAGE_WEIGHT")
-        if not 0.0 <= weight <= 1.0:
-            raise NotConfigured(f"FOCUS_SLACK_PAGE_WEIGHT must be between 0 and 1, not {weight}")
-        frontier.adaptive_slack = AdaptiveSlack(frontier.default_slack, page_weight=weight,
+        frontier.adaptive_slack = AdaptiveSlack(frontier.default_slack,
                                                 clock=self.policy.clock)
         return True
 

@@ -13,14 +13,7 @@ costs little.  :class:`AdaptiveSlack` measures, as the crawl goes:
 
 Per fetch, waiting gives a best page's chance ``h_best`` for ``t + w`` seconds and taking an
 idle server's page its bin's chance ``h_k`` for ``t``: it is taken when ``h_k / t >= h_best / (t +
-w)``.  The slack admits the bins from the top down while that holds.
-
-That rule counts time alone, and a side page costs a crawl no time (another server fetches it),
-so it opens the slack nearly fully; but each side page spends one page of a page budget.  With
-``page_weight`` ``a``, the crawl maximises ``a log(relevant per page) + (1 - a) log(relevant per
-second)``: a side page at chance ``h_k`` gives up ``h_best - h_k`` relevant pages of the budget
-and saves a best page's time, which pays while ``h_k >= a h_best`` (``a`` = 0: time alone, 1:
-the budget alone).  Bins start from a prior
+w)``.  The slack admits the bins from the top down while that holds.  Bins start from a prior
 that trusts the order's values (a bin's chance is its ratio times ``h_best``), so the crawl starts
 near the order's fixed default and moves as the labels come.  Plain Python; the clock is passed
 in (a fake one in tests).
@@ -43,10 +36,9 @@ PROBE = 0.05  # share of refused candidates taken anyway, so refused bins keep b
 class AdaptiveSlack:
     """Chooses the slack maximising relevant pages per second (see the module docstring)."""
 
-    def __init__(self, initial: float = 0.5, *, every: int = 10, page_weight: float = 0.0,
+    def __init__(self, initial: float = 0.5, *, every: int = 10,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.value = initial
-        self.page_weight = page_weight  # of relevant per page against relevant per second
         self.every = every  # labelled pages between choices
         self.clock = clock
         self.best = [0, 0]  # [relevant, labelled] of pages handed out as the best
@@ -127,7 +119,7 @@ class AdaptiveSlack:
         w = (self.wait_total + t) / (self.waits + 1)
         if t + w <= 0:
             return None
-        return self.best_rate() * max(t / (t + w), self.page_weight)
+        return self.best_rate() * t / (t + w)
 
     def choose(self) -> float:
         bar = self.bar()

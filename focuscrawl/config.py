@@ -160,7 +160,7 @@ _declare(G, "FOCUS_EXPLORE_HOSTS", "float?", None,
          "Share of URLs a bandit over hosts chooses; 0: off; None: 0.5, or 0 with examples.")
 _declare(G, "FOCUS_PARENT_EXPERT", "bool?", None,
          "Mix a parent-only expert (best-first's evidence) into the learned order's "
-         "probabilities, weighted by how well each predicts the crawl's labels; None: off.")
+         "probabilities, weighted by how well each predicts the crawl's labels; None: on.")
 _declare(G, "FOCUS_EARNED_OPTIMISM", "bool?", None,
          "The host bandit's bonus times the host's relevance rate (gives up hosts whose pages "
          "all proved irrelevant); None: off.")

@@ -42,8 +42,9 @@ EXAMPLES_EXPLORE = 1.0
 # weights reflect about the last 1 / (1 - MIXTURE_DISCOUNT) pages
 PARENT_PRIOR = (DENSE_PRIOR[0], PRIOR_BIAS)
 MIXTURE_DISCOUNT = 0.98
-# FOCUS_PARENT_EXPERT's default: mix the parent-only expert in (measured: docs/benchmarks.md)
-PARENT_EXPERT = False
+# FOCUS_PARENT_EXPERT's default: mix the parent-only expert in (measured live and replayed:
+# docs/benchmarks.md)
+PARENT_EXPERT = True
 # FOCUS_EARNED_OPTIMISM's default: the host bandit's bonus times the host's relevance rate
 EARNED_OPTIMISM = False
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)

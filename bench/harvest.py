@@ -260,16 +260,11 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
     directory (say, the previous code's) whose crawls of the same topics and strategies are
     counted too, crawl by crawl beside these.
     """
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("docweb_simulate", docweb / "simulate.py")
-    assert spec is not None and spec.loader is not None
-    sim = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sim)
+    oracle = Oracle(docweb)
+    sim, urls, idx, graph, texts = oracle.sim, oracle.urls, oracle.idx, oracle.graph, oracle.texts
+    blocked = oracle.blocked
     data = docweb_data()
-    urls, idx, graph, texts, _ = sim.load(str(data / "corpus.jsonl.gz"))
     topics = json.loads((data / "topics.json").read_text("utf-8"))["topics"]
-    blocked = robots_blocked(urls, docweb_hosts(data))
     budgets = [b for b in BUDGETS if b <= result.config["max_pages"]]
     found: dict[tuple[str, str, str], list[int]] = {}  # (task, strategy, topic) -> per budget
     before: dict[tuple[str, str, str], list[int]] = {}  # the same, in ``baseline``
@@ -288,10 +283,7 @@ def found_table(result: CompareResult, repo: Repository, out_dir: Path, docweb: 
             score = {urls[i]: s for i, s in t["ranking"]}
             rel = {u for u, s in score.items() if s >= threshold}
             seed_ids = [idx[s] for s in seeds]
-            order = sim.crawl(lambda p, c, sc=score: sc.get(urls[c], 0.0), seed_ids, graph,
-                              max(budgets), blocked)
-            crawled = [urls[i] for i in order]
-            found[(task, "oracle", tid)] = _count(crawled, rel, seeds, budgets)
+            found[(task, "oracle", tid)] = oracle.found(t, seeds, budgets, threshold)
             by_keywords = cosines.get(t["keywords"])
             if by_keywords is None:  # leave-one-out crawls a topic's keywords five times
                 by_keywords = cosines[t["keywords"]] = _keyword_cosines(sim, t["keywords"],
@@ -396,6 +388,35 @@ def _keyword_cosines(sim: Any, keywords: str, texts: list[str]) -> Callable[[int
             value = cache[page] = sim.cosine_kw(keywords, texts[page])
         return value
     return cosine
+
+
+class Oracle:
+    """docweb's oracle (``simulate.py``'s crawl ordered by each target's true relevance) over
+    its corpus graph, robots-disallowed pages skipped as a crawl skips them."""
+
+    def __init__(self, docweb: Path) -> None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("docweb_simulate", docweb / "simulate.py")
+        assert spec is not None and spec.loader is not None
+        self.sim = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.sim)
+        data = docweb_data()
+        self.urls, self.idx, self.graph, self.texts, _ = self.sim.load(
+            str(data / "corpus.jsonl.gz"))
+        self.blocked = robots_blocked(self.urls, docweb_hosts(data))
+
+    def found(self, topic: dict, seeds: list[str], budgets: list[int],
+              threshold: float = 0.15) -> list[int]:
+        """Relevant pages the oracle finds from ``seeds`` in the first K pages, K in
+        ``budgets``, counted as :func:`_count` counts a crawl's."""
+        urls = self.urls
+        score = {urls[i]: s for i, s in topic["ranking"]}
+        rel = {u for u, s in score.items() if s >= threshold}
+        order = self.sim.crawl(lambda p, c: score.get(urls[c], 0.0),
+                               [self.idx[s] for s in seeds], self.graph, max(budgets),
+                               self.blocked)
+        return _count([urls[i] for i in order], rel, seeds, budgets)
 
 
 def robots_blocked(urls: list[str], hosts: dict[str, dict]) -> set[int]:

@@ -47,7 +47,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from harvest import _count, data_dir, docweb_data, docweb_dir, docweb_server, topics_from  # noqa: E402, I001
+from harvest import (_count, data_dir, docweb_data, docweb_dir, docweb_server,  # noqa: E402, I001
+                     topics_from, Oracle)
 
 TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
 BASE = "best-first"
@@ -101,8 +102,10 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b else "-"
 
 
-def summarise(results: list[dict]) -> str:
-    """Tables of the runs: sums per configuration, then per topic, paired with best-first."""
+def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = None) -> str:
+    """Tables of the runs: sums per configuration, then per topic, paired with best-first.
+    ``oracle``: (task, topic) -> relevant pages docweb's oracle finds in as many pages from the
+    same seeds; a crawl's relevant pages are then also given as a ratio of it."""
     lines: list[str] = []
     tasks = sorted({r["task"] for r in results})
     for delay in sorted({r["delay"] for r in results}):
@@ -121,9 +124,17 @@ def summarise(results: list[dict]) -> str:
             base = sums.get(BASE)
             lines.append(f"\n{task}, delay {delay:g} s, {len(topics)} topics, sums over "
                          f"topics and repeats")
+            repeats = {label: len({r["repeat"] for r in rows if r["config"] == label})
+                       for label in labels}
+            best = sum(oracle.get((task, t), 0) for t in topics) if oracle else 0
+            if best:
+                lines.append(f"oracle: {best} relevant pages in as many pages a run, summed "
+                             f"over topics; 'x oracle' = relevant a run / that; 'behind page' = "
+                             f"topics under 0.9x best-first's relevant pages")
             lines.append(f"{'config':22s} {'relevant':>8s} {'pages':>6s} {'seconds':>8s} "
                          f"{'rel/page':>8s} {'pages/s':>7s} {'rel/min':>7s} {'vs BF':>6s} "
-                         f"{'behind':>6s}")
+                         f"{'behind':>6s}" + (f" {'x oracle':>8s} {'behind page':>11s}"
+                                              if best else ""))
             for label in labels:
                 found, pages, secs = sums[label]
                 behind = sum(1 for t in topics if _topic(per, label, t)[0]
@@ -133,7 +144,10 @@ def summarise(results: list[dict]) -> str:
                     f"{found / pages if pages else 0:8.3f} {pages / secs if secs else 0:7.2f} "
                     f"{_rate(found, secs):7.1f} "
                     f"{_ratio(_rate(found, secs), _rate(base[0], base[2])) if base else '-':>6s}"
-                    f" {behind if base else '-':>6}")
+                    f" {behind if base else '-':>6}" + (
+                        f" {found / repeats[label] / best:7.2f}x "
+                        f"{_behind_pages(per, label, topics) if base else '-':>11}"
+                        if best else ""))
             lines.append("per topic: relevant/min mean (min-max over repeats); vs BF = ratio "
                          "of pooled rel/min = order (rel/page) x wait (pages/s)")
             for t in topics:
@@ -149,6 +163,13 @@ def summarise(results: list[dict]) -> str:
                         cell += "  slack " + ",".join(f"{s:.2f}" for s in slack if s is not None)
                     lines.append(cell)
     return "\n".join(lines)
+
+
+def _behind_pages(per: dict, label: str, topics: list[str]) -> int:
+    """Topics where ``label`` found fewer than 0.9x best-first's relevant pages (pooled)."""
+    def found(config: str, t: str) -> int:
+        return sum(r["relevant"] for r in per.get((config, t), []))
+    return sum(1 for t in topics if found(label, t) < 0.9 * found(BASE, t))
 
 
 def _topic(per: dict, label: str, topic: str) -> tuple[float, float, float, float, float]:
@@ -233,10 +254,17 @@ def main() -> int:
     print(f"Live crawls of docweb through its proxy, MAX_PAGES={args.max_pages}, one "
           f"connection per server, robots.txt obeyed, {args.repeat} run(s) each "
           f"({time.monotonic() - t_all:.0f} s in all); seconds: first to last page")
-    print(summarise(results))
+    oracle = Oracle(docweb_dir())
+    best = {(task, t["id"]): oracle.found(
+                t, [s if isinstance(s, str) else s["url"] for s in t["seeds"][TASKS[task]]],
+                [args.max_pages])[0]
+            for t in chosen for task in args.tasks}
+    print(summarise(results, best))
     if args.out:
         args.out.write_text(json.dumps({"max_pages": args.max_pages, "repeat": args.repeat,
                                         "topic_defs": str(args.topic_defs or ""),
+                                        "oracle": {f"{task}/{t}": n
+                                                   for (task, t), n in best.items()},
                                         "runs": results}, indent=1) + "\n")
     return 0
 

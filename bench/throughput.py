@@ -16,8 +16,8 @@ so what differs is the crawler:
   request at a time);
 * **focuscrawl learned** -- the same normal mode with the default ``learned`` order (link
   features, the online model, re-ranks); its rate is also given as a ratio of best-first's,
-  and again with ``FOCUS_SLACK=1.0`` (its default 0.5 may wait for a busy server, as
-  best-first never does), and without exploration (``FOCUS_EXPLORE=0``,
+  and again with ``FOCUS_SLACK=1.0`` (its default, adaptive, may wait for a busy server,
+  as best-first never does), and without exploration (``FOCUS_EXPLORE=0``,
   ``FOCUS_EXPLORE_HOSTS=0``): the default explores hosts it has not reached, and most hosts
   docweb's pages link to are off it, so those ratios tell the cost of learning from the cost
   of exploring.
@@ -350,8 +350,8 @@ def main() -> int:
 
         b, le = "focuscrawl", "focuscrawl-learned"
         print(f"learned / best-first: responses/s {med(le, 'rate') / med(b, 'rate'):.2f}, "
-              f"pages (2xx)/s {med(le, 'page_rate') / med(b, 'page_rate'):.2f} (default "
-              f"slack 0.5: it may wait for a busy server); downloads (robots.txt and failures "
+              f"pages (2xx)/s {med(le, 'page_rate') / med(b, 'page_rate'):.2f} (its "
+              f"adaptive slack may wait for a busy server); downloads (robots.txt and failures "
               f"included) {med(le, 'downloads'):.0f} against {med(b, 'downloads'):.0f}, CPU ms "
               f"a download {per_download(le):.1f} against {per_download(b):.1f}")
     if {"focuscrawl", "focuscrawl-learned-any"} <= set(kinds):

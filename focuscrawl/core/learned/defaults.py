@@ -16,6 +16,7 @@ DENSE_PRIOR = (3.0, 1.0, 2.0, 1.5, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.3, 1.0, 
 PRIOR_BIAS = -3.0
 # how strongly the topic profile's terms count in the anchor, URL and context words
 PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
+PARENT = DENSE.index("parent")  # the parent page's relevance: best-first's one feature
 SEED = DENSE.index("seed")
 DYNAMIC = 5  # host, directory, parent evidence, log(in-links), sibling: at scoring time
 assert len(DENSE_PRIOR) == len(DENSE) + DYNAMIC

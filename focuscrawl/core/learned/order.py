@@ -23,6 +23,7 @@ from .bandit import HostBandit
 from .defaults import (
     EARNED_OPTIMISM,
     MAX_FETCHING,
+    PARENT,
     PARENT_EXPERT,
     RERANK_BATCH,
     RERANK_MAX,
@@ -162,7 +163,7 @@ class Learned(Frontier):
         store = self.scorer.store
         store.inlinks[slot] += 1.0
         if self.trainer.parent_relevance(link.parent, link.parent_score) <= \
-                store.dense_value(slot, 0):
+                store.dense_value(slot, PARENT):
             return False  # evidence from a parent no more relevant: the first link stands
         self.pending.append((entry, self._featurize(link)))
         return True
@@ -181,7 +182,7 @@ class Learned(Frontier):
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None
                 and self.trainer.relevance_of(parent, parent_score)
-                <= self.scorer.store.dense_value(entry.extra, 0))
+                <= self.scorer.store.dense_value(entry.extra, PARENT))
 
     def count_inlink(self, url: str) -> None:
         self.stats["duplicates"] += 1

@@ -8,13 +8,19 @@ from typing import Any
 import numpy as np
 
 from .areas import AreaStats
-from .defaults import DENSE_PRIOR, PARENT_EXPERT, PART_NAMES, PRIOR_BIAS, PROFILE_SCALES, SEED
-from .features import DENSE, FeatureStore, LinkFeaturizer, directory_of
+from .defaults import (
+    DENSE_PRIOR,
+    PARENT,
+    PARENT_EXPERT,
+    PART_NAMES,
+    PRIOR_BIAS,
+    PROFILE_SCALES,
+    SEED,
+)
+from .features import FeatureStore, LinkFeaturizer, directory_of
 from .mixture import ParentMixture
 from .model import LinkModel, sigmoid
 from .profile import TopicProfile
-
-PARENT = DENSE.index("parent")
 
 
 class Scorer:
@@ -77,12 +83,15 @@ class Scorer:
         return self.explore * (self.explore_split * self.hosts.uncertainty(areas[:, 0])
                                + (1 - self.explore_split) * self.dirs.uncertainty(areas[:, 1]))
 
-    def dense(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
-        """The links' dense columns: the stored ones, then the dynamic ones (DENSE_PRIOR's)."""
-        return np.hstack([self.store.dense(slots), dynamic])
+    def dense(self, slots: np.ndarray, dynamic: np.ndarray,
+              stored: np.ndarray | None = None) -> np.ndarray:
+        """The links' dense columns: the stored ones (``stored``, if read already), then the
+        dynamic ones (DENSE_PRIOR's)."""
+        return np.hstack([self.store.dense(slots) if stored is None else stored, dynamic])
 
-    def logits(self, slots: np.ndarray, dynamic: np.ndarray) -> np.ndarray:
-        dense = self.dense(slots, dynamic)
+    def logits(self, slots: np.ndarray, dynamic: np.ndarray,
+               stored: np.ndarray | None = None) -> np.ndarray:
+        dense = self.dense(slots, dynamic, stored)
         hashed = self.store.dot(slots, self.model.w, self.extra)
         return self.model.logits(hashed, dense)
 
@@ -90,7 +99,7 @@ class Scorer:
         """Priorities: P(relevant) (the learned model mixed with the parent-only expert) with
         an exploration bonus on the logit; seeds first."""
         stored = self.store.dense(slots)
-        z = self.logits(slots, self.dynamic(slots))
+        z = self.logits(slots, self.dynamic(slots), stored)
         if self.parent_expert:
             z = self.mixture.mix(z, stored[:, PARENT])
         if self.explore:

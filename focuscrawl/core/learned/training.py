@@ -11,9 +11,9 @@ import numpy as np
 from ..fingerprints import FingerprintMap, fingerprint
 from ..frontier.queues import Entry
 from .bandit import HostBandit
-from .defaults import NEAR_DECAY
+from .defaults import NEAR_DECAY, PARENT
 from .profile import PageDigest
-from .scoring import PARENT, Scorer
+from .scoring import Scorer
 
 
 class Trainer:

@@ -90,6 +90,11 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
             "stats": stats}
 
 
+def _seeds(topic: dict, task: str) -> list[str]:
+    """A docweb topic's seed URLs for ``task`` (seeds are URLs or ``{"url": ...}``)."""
+    return [s if isinstance(s, str) else s["url"] for s in topic["seeds"][TASKS[task]]]
+
+
 def _label(strategy: str, slack: str) -> str:
     return strategy if not slack else f"{strategy}:{slack}"
 
@@ -222,7 +227,7 @@ def main() -> int:
     for rep in range(args.repeat):
         for t in chosen:
             for task in args.tasks:
-                seeds = [s if isinstance(s, str) else s["url"] for s in t["seeds"][TASKS[task]]]
+                seeds = _seeds(t, task)
                 seed_file = work / f"{t['id']}-{task}.txt"
                 seed_file.write_text("\n".join(seeds) + "\n")
                 for strategy, delay, slack in configs:
@@ -255,9 +260,7 @@ def main() -> int:
           f"connection per server, robots.txt obeyed, {args.repeat} run(s) each "
           f"({time.monotonic() - t_all:.0f} s in all); seconds: first to last page")
     oracle = Oracle(docweb_dir())
-    best = {(task, t["id"]): oracle.found(
-                t, [s if isinstance(s, str) else s["url"] for s in t["seeds"][TASKS[task]]],
-                [args.max_pages])[0]
+    best = {(task, t["id"]): oracle.found(t, _seeds(t, task), [args.max_pages])[0]
             for t in chosen for task in args.tasks}
     print(summarise(results, best))
     if args.out:

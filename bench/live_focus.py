@@ -3,7 +3,7 @@
     .venv/bin/python bench/live_focus.py [--max-pages 300] [--delays 1.0]
         [--slacks adaptive 0.5] [--strategies best-first learned] [--parallel 4]
         [--topics ID ...] [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
-        [--repeat N] [--out results.json] [--set NAME=VALUE ...]
+        [--repeat N] [--within 45] [--out results.json] [--set NAME=VALUE ...]
 
 Replayed crawls (``bench/harvest.py``) are sequential: every server is always ready, so they
 measure the order and nothing else.  A real crawl waits ``FOCUS_DELAY`` between requests to a
@@ -24,6 +24,10 @@ to the last page.  Printed: per configuration the sums over topics (relevant per
 relevant per minute, and the ratio of relevant per minute to best-first's from the same runs);
 per topic each configuration's relevant per minute (mean, min-max over repeats) and its ratio to
 best-first's split into the order's part (relevant per page) and the waiting's (pages/s).
+Relevant per minute over a whole crawl favours a crawl that finds little and ends early, so a
+crawl bounded by time (``CLOSESPIDER_TIMEOUT``) is also judged as such: the relevant pages
+among those fetched in its first ``--within`` seconds (``rel@Ns``; a run that ended sooner
+counts what it found, and the runs that did are counted under the table).
 Several crawls run at once (``--parallel``): they share the server, not their politeness.
 """
 
@@ -87,7 +91,7 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
     span = max(stamps) - min(stamps) if len(stamps) > 1 else 0.0
     stats = {k: float(v) for k, v in _STAT.findall(log.read_text("utf-8", errors="replace"))}
     return {"urls": [r["url"] for r in rows], "span": span, "wall": time.monotonic() - t0,
-            "stats": stats}
+            "stats": stats, "offsets": [s - min(stamps) for s in stamps]}
 
 
 def _seeds(topic: dict, task: str) -> list[str]:
@@ -107,10 +111,12 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}x" if b else "-"
 
 
-def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = None) -> str:
+def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = None,
+              seconds: float = 45.0) -> str:
     """Tables of the runs: sums per configuration, then per topic, paired with best-first.
     ``oracle``: (task, topic) -> relevant pages docweb's oracle finds in as many pages from the
-    same seeds; a crawl's relevant pages are then also given as a ratio of it."""
+    same seeds; a crawl's relevant pages are then also given as a ratio of it.  ``seconds``:
+    the runs' ``within`` figures count the relevant pages fetched in their first that many."""
     lines: list[str] = []
     tasks = sorted({r["task"] for r in results})
     for delay in sorted({r["delay"] for r in results}):
@@ -119,6 +125,8 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
             labels = list(dict.fromkeys(r["config"] for r in rows))
             topics = list(dict.fromkeys(r["topic"] for r in rows))
             sums: dict[str, tuple[int, int, float]] = {}
+            within = {label: sum(r["within"] for r in rows if r["config"] == label)
+                      for label in labels}
             per: dict[tuple[str, str], list[dict]] = {}
             for r in rows:
                 per.setdefault((r["config"], r["topic"]), []).append(r)
@@ -139,7 +147,9 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
             lines.append(f"{'config':22s} {'relevant':>8s} {'pages':>6s} {'seconds':>8s} "
                          f"{'rel/page':>8s} {'pages/s':>7s} {'rel/min':>7s} {'vs BF':>6s} "
                          f"{'behind':>6s}" + (f" {'x oracle':>8s} {'behind page':>11s}"
-                                              if best else ""))
+                                              if best else "")
+                         + f" {'rel@' + format(seconds, 'g') + 's':>8s} {'vs BF':>6s} "
+                           f"{'behind':>6s}")
             for label in labels:
                 found, pages, secs = sums[label]
                 behind = sum(1 for t in topics if _topic(per, label, t)[0]
@@ -152,7 +162,14 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                     f" {behind if base else '-':>6}" + (
                         f" {found / repeats[label] / best:7.2f}x "
                         f"{_behind_pages(per, label, topics) if base else '-':>11}"
-                        if best else ""))
+                        if best else "")
+                    + f" {within[label]:8d} "
+                      f"{_ratio(within[label], within[BASE]) if base else '-':>6s} "
+                      f"{_behind_within(per, label, topics) if base else '-':>6}")
+            ended = sum(1 for r in rows if r["seconds"] < seconds)
+            if ended:
+                lines.append(f"({ended} run(s) ended within {seconds:g} s: rel@ counts all "
+                             f"they found)")
             lines.append("per topic: relevant/min mean (min-max over repeats); vs BF = ratio "
                          "of pooled rel/min = order (rel/page) x wait (pages/s)")
             for t in topics:
@@ -163,6 +180,8 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                         b = _topic(per, BASE, t)
                         cell += (f"  vs BF {_ratio(rate, b[0]):>6s} = order "
                                  f"{_ratio(rpp, b[3]):>6s} x wait {_ratio(pps, b[4]):>6s}")
+                    cell += f"  rel@{seconds:g}s " + str(sum(r["within"]
+                                                          for r in per.get((label, t), [])))
                     slack = [r["stats"].get("focus/slack") for r in per.get((label, t), [])]
                     if any(s is not None for s in slack):
                         cell += "  slack " + ",".join(f"{s:.2f}" for s in slack if s is not None)
@@ -175,6 +194,13 @@ def _behind_pages(per: dict, label: str, topics: list[str]) -> int:
     def found(config: str, t: str) -> int:
         return sum(r["relevant"] for r in per.get((config, t), []))
     return sum(1 for t in topics if found(label, t) < 0.9 * found(BASE, t))
+
+
+def _behind_within(per: dict, label: str, topics: list[str]) -> int:
+    """Topics where ``label`` found fewer relevant pages than best-first in the first seconds."""
+    def found(config: str, t: str) -> int:
+        return sum(r["within"] for r in per.get((config, t), []))
+    return sum(1 for t in topics if found(label, t) < found(BASE, t))
 
 
 def _topic(per: dict, label: str, topic: str) -> tuple[float, float, float, float, float]:
@@ -205,6 +231,8 @@ def main() -> int:
                    help="topic definitions in place of docweb's (e.g. bench/heldout.def.json)")
     p.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration")
     p.add_argument("--parallel", type=int, default=4)
+    p.add_argument("--within", type=float, default=45.0, metavar="SECONDS",
+                   help="also count each run's relevant pages in its first SECONDS (rel@)")
     p.add_argument("--out", type=Path, help="write every run's figures here (JSON)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="Scrapy settings for the learned order's crawls")
@@ -249,10 +277,13 @@ def main() -> int:
             rel = {u for u, s in score.items() if s >= 0.15}
             pages = [site.canonical(u) or u for u in res["urls"]]
             found = _count(pages, rel, seeds, [len(pages)])[0]
+            early = sum(1 for s in res["offsets"] if s <= args.within)
+            within = _count(pages[:early], rel, seeds, [early])[0] if early else 0
             results.append({"topic": t["id"], "task": task, "strategy": strategy,
                             "slack": slack, "config": _label(strategy, slack), "delay": delay,
                             "repeat": rep, "relevant": found, "pages": len(pages),
-                            "seconds": round(res["span"], 2), "stats": res["stats"]})
+                            "seconds": round(res["span"], 2), "within": within,
+                            "stats": res["stats"]})
             print(f"  [{i}/{len(jobs)}] {task}/{t['id']} {_label(strategy, slack)} "
                   f"delay={delay} #{rep}: {found} relevant in {len(pages)} pages, "
                   f"{res['span']:.0f} s", file=sys.stderr)
@@ -262,9 +293,10 @@ def main() -> int:
     oracle = Oracle(docweb_dir())
     best = {(task, t["id"]): oracle.found(t, _seeds(t, task), [args.max_pages])[0]
             for t in chosen for task in args.tasks}
-    print(summarise(results, best))
+    print(summarise(results, best, args.within))
     if args.out:
         args.out.write_text(json.dumps({"max_pages": args.max_pages, "repeat": args.repeat,
+                                        "within": args.within,
                                         "topic_defs": str(args.topic_defs or ""),
                                         "oracle": {f"{task}/{t}": n
                                                    for (task, t), n in best.items()},

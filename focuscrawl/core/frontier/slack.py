@@ -7,7 +7,9 @@ three servers a low slack makes the crawl wait at every fetch, on one spread ove
 costs little.  :class:`AdaptiveSlack` measures, as the crawl goes:
 
 - how often a page handed out as the best turned out relevant (``hot``), and how often a page
-  taken from an idle server below the best did, by its value's ratio to the best's (4 bins);
+  taken from an idle server below the best did, by its value's ratio to the best's (4 bins),
+  recent labels weighing more (``FORGET``): as the best servers' relevant pages run out, the
+  shares follow the frontier, not the crawl's history;
 - how long the crawl waited when it refused such a page (a wait: from the first refusal to the
   next hand-out), and how long a hand-out takes otherwise.
 
@@ -31,6 +33,8 @@ BEST_PRIOR = 0.3  # the best pages' relevant share before any label
 MIN_SLACK = 0.1  # never wait for every fetch: a bin refused for good is never measured again
 PENDING = 4096  # URLs handed out and awaiting their label, at most
 PROBE = 0.05  # share of refused candidates taken anyway, so refused bins keep being measured
+# a label's weight in the shares after each later label: halved after ~35 labels
+FORGET = 0.98
 
 
 class AdaptiveSlack:
@@ -41,8 +45,10 @@ class AdaptiveSlack:
         self.value = initial
         self.every = every  # labelled pages between choices
         self.clock = clock
-        self.best = [0, 0]  # [relevant, labelled] of pages handed out as the best
-        self.side = [[0, 0] for _ in EDGES]  # the same per ratio bin, below the best
+        # [relevant, labelled] of pages handed out as the best, older labels weighing less
+        self.best = [0.0, 0.0]
+        self.side = [[0.0, 0.0] for _ in EDGES]  # the same per ratio bin, below the best
+        self.side_pages = 0  # pages taken below the best and labelled (counted, not weighed)
         self.pending: dict[str, int] = {}  # handed out, not labelled yet: url -> bin (-1 best)
         self.wait_total = 0.0  # seconds spent in waits
         self.waits = 0
@@ -91,9 +97,13 @@ class AdaptiveSlack:
         k = self.pending.pop(url, None)
         if k is None:
             return
+        for c in (self.best, *self.side):
+            c[0] *= FORGET
+            c[1] *= FORGET
         counts = self.best if k < 0 else self.side[k]
         counts[0] += hot
         counts[1] += 1
+        self.side_pages += k >= 0
         self._labels += 1
         if self._labels % self.every == 0:
             self.value = self.choose()
@@ -137,7 +147,7 @@ class AdaptiveSlack:
         t = self.work_total / self.handouts if self.handouts else 0.0
         return {"": round(self.value, 3), "/best_rate": round(self.best_rate(), 4),
                 "/side_rate": round(_share(self.side), 4),
-                "/side_pages": sum(n for _, n in self.side),
+                "/side_pages": self.side_pages,
                 "/wait_s": round(self.wait_total, 1), "/waits": self.waits,
                 "/handout_s": round(t, 3), "/probes": self.probes}
 
@@ -150,6 +160,6 @@ def _bin(ratio: float) -> int:
     return k
 
 
-def _share(counts: list[list[int]]) -> float:
+def _share(counts: list[list[float]]) -> float:
     n = sum(c[1] for c in counts)
     return sum(c[0] for c in counts) / n if n else 0.0

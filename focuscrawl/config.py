@@ -349,6 +349,10 @@ _declare(G, "FEED_URI_PARAMS", "str", "focuscrawl.distributed.connection.feed_ur
          "Adds %(worker)s to feed URIs: each worker writes its own file.", scope=DISTRIBUTED)
 del G
 
+#: http(s) downloads, the project's and the add-on's: Scrapy's handler without Twisted's
+#: silent re-send of a request whose kept-alive connection dropped (behind the politeness)
+HTTP_HANDLER = "focuscrawl.seam.http.HTTPDownloadHandler"
+
 #: The focuscrawl components the project and the add-on switch on, with their order.
 COMPONENTS: dict[str, dict[str, int]] = {
     "DOWNLOADER_MIDDLEWARES": {

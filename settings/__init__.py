@@ -42,7 +42,8 @@ FEED_EXPORTERS = {"jsonlines": "focuscrawl.seam.output.feeds.SafeJsonLinesExport
                   "jl": "focuscrawl.seam.output.feeds.SafeJsonLinesExporter"}
 
 # -- Safety: only http(s), bounded downloads (FOCUS_BLOCK_PRIVATE guards the addresses) -------
-DOWNLOAD_HANDLERS = {"file": None, "s3": None, "ftp": None, "data": None}  # http(s) only
+DOWNLOAD_HANDLERS = {"http": config.HTTP_HANDLER, "https": config.HTTP_HANDLER,  # http(s) only
+                     "file": None, "s3": None, "ftp": None, "data": None}
 # a bigger body (or gzip bomb, inflated) is dropped: memory stays bounded; FOCUS_MAX_PAGE_BYTES
 # truncates pages first
 DOWNLOAD_MAXSIZE = 32 * 1024 * 1024

@@ -7,11 +7,13 @@ switches on what focuscrawl's own project switches on -- ``FocusScheduler`` (and
 setting naming a focuscrawl class), every ``focuscrawl.*`` downloader/spider middleware, item
 pipeline and extension, every ``FOCUS_*`` default and the Scrapy settings that would fight
 focuscrawl's politeness (a second delay, a second per-domain cap, a throttle, a second
-robots.txt check) -- taken from ``focuscrawl.config``, as the project's own settings module
-does, so that the add-on and the project never disagree.  Everything is set at Scrapy's
-``addon`` priority: a value the project's settings, a spider or ``-s`` gives explicitly wins,
-and a component the project maps to ``None`` stays off.  JavaScript rendering is switched on
-exactly as in the project (``FOCUS_RENDER``, ``FOCUS_RENDER_DOMAINS``, ``-a render=js``).
+robots.txt check), and the http(s) download handler that re-sends nothing behind the
+politeness (unless the project names its own) -- taken from ``focuscrawl.config``, as the
+project's own settings module does, so that the add-on and the project never disagree.
+Everything is set at Scrapy's ``addon`` priority: a value the project's settings, a spider or
+``-s`` gives explicitly wins, and a component the project maps to ``None`` stays off.
+JavaScript rendering is switched on exactly as in the project (``FOCUS_RENDER``,
+``FOCUS_RENDER_DOMAINS``, ``-a render=js``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.misc import load_object
 
 from focuscrawl import config
@@ -65,6 +68,12 @@ class FocusCrawl:
                     settings.setdefault_in_component_priority_dict(name, load_object(path), order)
             else:
                 settings.set(name, value, priority="addon")
+        handlers = settings.getdict("DOWNLOAD_HANDLERS")
+        for scheme in ("http", "https"):
+            handlers.setdefault(scheme, config.HTTP_HANDLER)  # a project's own one is kept
+        priority = max(settings.getpriority("DOWNLOAD_HANDLERS") or 0,
+                       SETTINGS_PRIORITIES["addon"])
+        settings.set("DOWNLOAD_HANDLERS", handlers, priority=priority)
         scheduler = settings.get("SCHEDULER")
         if load_object(scheduler) is not load_object(SCHEDULER):
             logger.warning("focuscrawl add-on: SCHEDULER is %s, set explicitly; the focused "

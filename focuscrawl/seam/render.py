@@ -142,7 +142,9 @@ def configure_rendering(settings: BaseSettings, mode: str | None = None) -> bool
         return False
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
     for scheme in ("http", "https"):
-        current = handlers.setdefault(scheme, PLAYWRIGHT_HANDLER)
+        if handlers.get(scheme, config.HTTP_HANDLER) == config.HTTP_HANDLER:
+            handlers[scheme] = PLAYWRIGHT_HANDLER  # focuscrawl's own is replaced, not a user's
+        current = handlers[scheme]
         if current != PLAYWRIGHT_HANDLER:
             logger.warning("DOWNLOAD_HANDLERS[%r] is %s: %s pages will not be rendered",
                            scheme, current, scheme)

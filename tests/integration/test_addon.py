@@ -61,6 +61,10 @@ def test_applies_what_the_project_settings_module_lists() -> None:
     assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (
         project.CONCURRENT_REQUESTS_PER_DOMAIN)
     assert PLAYWRIGHT_HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()  # no browser
+    # http(s) downloads by the handler that re-sends nothing behind the politeness, as in the
+    # project
+    handlers = settings.getdict("DOWNLOAD_HANDLERS")
+    assert handlers["http"] == handlers["https"] == project.DOWNLOAD_HANDLERS["http"]
 
 
 def test_the_projects_own_values_win() -> None:

@@ -392,3 +392,75 @@ def test_the_collector_is_set_for_the_crawl_and_restored_at_close() -> None:
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
     untouched.signals.send_catch_log(signals.spider_closed, spider=None, reason="finished")
     assert mw is not None
+
+
+class DroppingProxy:
+    """A raw HTTP proxy for one host that closes a kept-alive connection once, on the first
+    request for ``drop`` that is not its connection's first, without answering it: the case in
+    which Twisted's connection pool would send the request again at once, on a new connection."""
+
+    def __init__(self, pages: dict[str, bytes], drop: str) -> None:
+        self.pages, self.drop = pages, drop
+        self.arrivals: list[tuple[float, str]] = []
+        self.dropped = False
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        buf, served = b"", 0
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                path = "/" + head.split(b" ")[1].decode().split("/", 3)[-1]
+                self.arrivals.append((time.time(), path))
+                if path == self.drop and served and not self.dropped:
+                    self.dropped = True
+                    return  # closed, unanswered
+                body = self.pages.get(path)
+                status = b"200 OK" if body is not None else b"404 Not Found"
+                body = body or b""
+                conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\n"
+                             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                served += 1
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_request_whose_kept_alive_connection_dropped_goes_again_politely(
+        monkeypatch) -> None:
+    """Every request the server receives is one the crawler started: a dropped one is retried
+    through the scheduler and the delay, not sent again behind them (focuscrawl.seam.http)."""
+    pages = {path: str(page(path, links).body).encode()
+             for path, links in (("/", ["/a.html", "/b.html"]), ("/a.html", []), ("/b.html", []))}
+    proxy = DroppingProxy(pages, drop="/b.html")
+    monkeypatch.setenv("http_proxy", proxy.url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    try:
+        settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=1000)
+        result = await crawl(settings, keywords=TOPIC, seeds="http://drop.test/")
+    finally:
+        proxy.close()
+    paths = [p for _, p in proxy.arrivals]
+    assert proxy.dropped and paths.count("/b.html") == 2  # dropped once, then fetched
+    assert "http://drop.test/b.html" in {i["url"] for i in result.items}
+    servers = FocusServices.of(result.crawler).policy.servers
+    (key,) = [k for k in servers if "drop.test" in k]
+    assert len(servers[key].starts) == len(paths)  # no arrival the crawler did not start
+    assert min(start_gaps(result, key)) >= DELAY - EPSILON

@@ -161,11 +161,11 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                     f"{_ratio(_rate(found, secs), _rate(base[0], base[2])) if base else '-':>6s}"
                     f" {behind if base else '-':>6}" + (
                         f" {found / repeats[label] / best:7.2f}x "
-                        f"{_behind_pages(per, label, topics) if base else '-':>11}"
+                        f"{_behind(per, label, topics, 'relevant', 0.9) if base else '-':>11}"
                         if best else "")
                     + f" {within[label]:8d} "
                       f"{_ratio(within[label], within[BASE]) if base else '-':>6s} "
-                      f"{_behind_within(per, label, topics) if base else '-':>6}")
+                      f"{_behind(per, label, topics, 'within') if base else '-':>6}")
             ended = sum(1 for r in rows if r["seconds"] < seconds)
             if ended:
                 lines.append(f"({ended} run(s) ended within {seconds:g} s: rel@ counts all "
@@ -189,18 +189,12 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
     return "\n".join(lines)
 
 
-def _behind_pages(per: dict, label: str, topics: list[str]) -> int:
-    """Topics where ``label`` found fewer than 0.9x best-first's relevant pages (pooled)."""
+def _behind(per: dict, label: str, topics: list[str], field: str, share: float = 1.0) -> int:
+    """Topics where ``label``'s pooled ``field`` (relevant pages: "relevant", or those of the
+    first seconds: "within") is under ``share`` times best-first's."""
     def found(config: str, t: str) -> int:
-        return sum(r["relevant"] for r in per.get((config, t), []))
-    return sum(1 for t in topics if found(label, t) < 0.9 * found(BASE, t))
-
-
-def _behind_within(per: dict, label: str, topics: list[str]) -> int:
-    """Topics where ``label`` found fewer relevant pages than best-first in the first seconds."""
-    def found(config: str, t: str) -> int:
-        return sum(r["within"] for r in per.get((config, t), []))
-    return sum(1 for t in topics if found(label, t) < found(BASE, t))
+        return sum(r[field] for r in per.get((config, t), []))
+    return sum(1 for t in topics if found(label, t) < share * found(BASE, t))
 
 
 def _topic(per: dict, label: str, topic: str) -> tuple[float, float, float, float, float]:

@@ -102,7 +102,8 @@ _declare(G, "FOCUS_DEFAULT_FEED", "str", "output/%(name)s-%(time)s.jsonl",
          "JSON lines written when no -o/-O/FEEDS is given (distributed: one per worker).",
          distributed="output/%(name)s-%(time)s-%(worker)s.jsonl")
 _declare(G, "FOCUS_RELEVANT_SCORE", "float", 0.1,
-         "A page at least this similar counts as relevant in focus/harvest_rate.")
+         "A page at least this similar counts as relevant: in focus/harvest_rate, and a seed "
+         "in the learned order's verdict on whether the seeds are examples.")
 
 G = _group("The crawl order", "focuscrawl.core.frontier: the seed papers' orders and the "
            "learned one, and how politeness may bend them.")
@@ -167,8 +168,9 @@ _declare(G, "FOCUS_EARNED_OPTIMISM", "bool?", None,
 _declare(G, "FOCUS_LEARN_DISCOUNT", "float", 0.5,
          "A relevant page raises its parent's label to this times its own (grandparent: the "
          "square); 0: off.")
-_declare(G, "FOCUS_EXAMPLES", "bool", False,
-         "The seeds are on-topic examples: labelled relevant, they grow the topic profile.")
+_declare(G, "FOCUS_EXAMPLES", "bool?", None,
+         "The seeds are on-topic examples: labelled relevant, they grow the topic profile; "
+         "None: yes if half of them match the keywords.")
 _declare(G, "FOCUS_PROFILE_SCORE", "float?", None,
          "A page this similar to the grown profile is relevant as a label; 0: keywords only; "
          "None: 0.3 with examples, else 0.")

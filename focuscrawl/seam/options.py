@@ -64,10 +64,13 @@ def frontier_options(settings: BaseSettings, spider: Any = None) -> dict[str, An
         options["keywords"] = config.get(settings, "FOCUS_KEYWORDS")
     if published is not None:
         options.update(published.frontier)
-    # the learned order's defaults, stated (a JOBDIR compares the options it started with)
-    for name, value in examples_defaults(bool(options["examples"])).items():
-        if options[name] is None:
-            options[name] = value
+    # the learned order's defaults, stated where the user said whether the seeds are examples
+    # (a JOBDIR compares the options it started with); else the order decides them, and a
+    # JOBDIR keeps its verdict
+    if options["examples"] is not None:
+        for name, value in examples_defaults(bool(options["examples"])).items():
+            if options[name] is None:
+                options[name] = value
     return options
 
 

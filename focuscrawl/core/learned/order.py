@@ -27,13 +27,20 @@ from .defaults import (
     PARENT_EXPERT,
     RERANK_BATCH,
     RERANK_MAX,
-    examples_defaults,
 )
 from .insight import learned_insight
 from .profile import PageDigest
 from .rerank import Reranker
 from .scoring import Scorer
-from .state import pack_row, restore_learned, restore_store, snapshot_learned
+from .seeds import SeedVerdict, settle, starting_options
+from .state import (
+    compact_rows,
+    pack_row,
+    rescore_reloaded,
+    restore_learned,
+    restore_store,
+    snapshot_learned,
+)
 from .training import Trainer
 
 
@@ -63,7 +70,7 @@ class Learned(Frontier):
         sibling: float = 2.0,
         sibling_window: int | None = None,
         hub: float | None = None,
-        examples: bool = False,
+        examples: bool | None = None,
         rerank_max: int = RERANK_MAX,
         rerank_batch: int = RERANK_BATCH,
         parent_expert: bool = PARENT_EXPERT,
@@ -74,29 +81,29 @@ class Learned(Frontier):
         if not keywords:
             raise ValueError("the learned strategy needs the topic's keywords")
         self.every = max(1, learn_every)
-        self.examples = examples  # the seeds are on-topic examples given by the user
-        # from examples: a profile grown from them labels pages too, and nearness to known
-        # relevant pages counts; without, both stay off
-        defaults = examples_defaults(examples)
-        explore = defaults["explore"] if explore is None else explore
-        profile_score = defaults["profile_score"] if profile_score is None else profile_score
-        window = max(0, int(defaults["sibling_window"] if sibling_window is None
-                            else sibling_window))
-        hub = defaults["hub"] if hub is None else hub
-        if explore_hosts is None:
-            explore_hosts = defaults["explore_hosts"]
-        self.window = window
-        # a link to a URL queued may be counted unbuilt (only_counts), decided once: the
-        # scheduler registers the counting answer for the spider only if it can count
-        self.counts_inlinks = not self.max_buffer and not self.window
-        self.scorer = Scorer(keywords, bits=bits, explore=explore, explore_split=explore_split,
-                             hub=hub, sibling=sibling, parent_expert=parent_expert)
-        self.bandit = HostBandit(explore_hosts, self.queues, self.scorer, self.round_robin,
-                                 earned=earned_optimism)
+        # the seeds are on-topic examples: the user says so (True, False) or the order decides
+        # from the seeds' pages (None; :mod:`.seeds`)
+        self.seeds = SeedVerdict(examples, relevant_score)
+        options, self.auto_options = starting_options(examples, {
+            "explore": explore, "profile_score": profile_score, "hub": hub,
+            "sibling_window": sibling_window, "explore_hosts": explore_hosts})
+        self.window = window = max(0, int(options["sibling_window"]))
+        # a link to a URL queued may be counted unbuilt (only_counts): the scheduler registers
+        # the counting answer for the spider once, if it can ever count (link nearness set on
+        # never does; left to the verdict, it counts once the verdict leaves nearness off)
+        self.counts_inlinks = not self.max_buffer and not window
+        self.scorer = Scorer(keywords, bits=bits, explore=options["explore"],
+                             explore_split=explore_split, hub=options["hub"], sibling=sibling,
+                             parent_expert=parent_expert)
+        self.bandit = HostBandit(options["explore_hosts"], self.queues, self.scorer,
+                                 self.round_robin, earned=earned_optimism)
         self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
                                relevant_score=relevant_score, keyword_scale=keyword_scale,
-                               profile_score=profile_score, discount=discount,
+                               profile_score=options["profile_score"], discount=discount,
                                memory=max(100, memory), window=window)
+        # until the verdict, parents are areas: hub evidence may yet count
+        self.scorer.hub_areas = bool(self.scorer.hub) or self.seeds.pending and \
+            "hub" in self.auto_options
         self.reranker = Reranker(self, rerank_max=rerank_max, rerank_batch=rerank_batch)
         self.pending: list[tuple[Entry, int]] = []  # links found, not scored yet
         self.fetching: dict[str, int] = {}  # URL handed out -> its example's slot
@@ -133,12 +140,24 @@ class Learned(Frontier):
     def key(self, entry: Entry) -> Key:
         return (-entry.score, entry.seq)
 
+    @property
+    def examples(self) -> bool | None:
+        """Whether the seeds are examples: said, decided, or None while undecided."""
+        return self.seeds.examples
+
+    @property
+    def _keeps_places(self) -> bool:
+        """Whether each link's place among its parent's is kept (link nearness)."""
+        return bool(self.window) or self.seeds.pending and "sibling_window" in self.auto_options
+
     def add(self, link: Link) -> bool:
-        if link.parent is not None and self.window:
+        if link.parent is not None and self._keeps_places:
             self.trainer.child(link.parent, link.url)
         known = self._known(link)
         if known is not None:
             return known
+        if link.parent is None:
+            self.seeds.seed_queued()
         entry = Entry(
             link.url, link.host, self._next_seq(), score=0.0, keyword=link.keyword,
             depth=link.depth, parent=link.parent, anchor=link.anchor, payload=link.payload,
@@ -151,9 +170,14 @@ class Learned(Frontier):
 
     def may_ignore(self) -> bool:
         """A link to a URL handed out, as the other orders (one to a URL queued counts as an
-        in-link), unless link nearness is on: it keeps every link's place among its parent's
-        links, those to pages fetched included."""
+        in-link), unless link nearness is set on: it keeps every link's place among its
+        parent's links, those to pages fetched included."""
         return not self.window and super().may_ignore()
+
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
+        """As :meth:`may_ignore` says, and not while places are kept (nearness on by the
+        seeds' verdict, or the verdict to come)."""
+        return not self._keeps_places and super().ignores(url, parent_score, parent)
 
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""
@@ -177,7 +201,7 @@ class Learned(Frontier):
         a new URL) or link nearness (it keeps every link's place among its parent's).  The
         link filters are not asked again: a URL they let through once gets the in-link even
         if, say, its host's robots.txt came since (the URL is refused when it is handed out)."""
-        if not self.counts_inlinks:
+        if not self.counts_inlinks or self._keeps_places:
             return False
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None
@@ -316,16 +340,20 @@ class Learned(Frontier):
         digest, self._digest = self._digest, None
         label, by_keywords = self.trainer.relevance(score, digest)
         slot = self.fetching.pop(url, None)
-        example = self.examples and slot is not None and self.scorer.is_seed(slot)
-        if example:
-            label = by_keywords = 1.0  # the user says so: an example of the topic
+        seed = slot is not None and self.scorer.is_seed(slot)
+        if seed and self.seeds.examples:
+            label = by_keywords = 1.0  # an example of the topic (said, or the verdict)
         self.trainer.labels[url] = label
         profile = self.scorer.profile
         profile.observe(digest)
         if digest is not None and by_keywords >= 1.0:
             profile.feedback(digest, 1.0)  # a relevant page by the user's own words
+        if seed:
+            self.seeds.seed_crawled(score, digest, fed=by_keywords >= 1.0)
         if slot is not None:
             self.trainer.learn(url, slot, label, self._failing)
+        if self.seeds.due(self.stats["pages"], self.every):
+            settle(self)
         if self.stats["pages"] % self.every == 0:
             self.retrain()
         self._evict()
@@ -371,15 +399,8 @@ class Learned(Frontier):
         return False
 
     def compact(self) -> None:
-        """Compact the feature store: every holder of a slot number follows the renumbering."""
-        mapping = self.scorer.store.compact()
-        self.reranker.queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
-                                   len(mapping))
-        for entry in self.entries.values():
-            if entry.extra is not None:
-                entry.extra = mapping[entry.extra]
-        self.trainer.remap(mapping)
-        self.fetching = {u: mapping[s] for u, s in self.fetching.items()}
+        """Compact the feature store (:func:`.state.compact_rows`)."""
+        compact_rows(self)
         self.stats["compactions"] += 1
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
@@ -399,14 +420,7 @@ class Learned(Frontier):
         entry.extra = None if data is None else self.scorer.store.add_row(data)
 
     def after_reload(self, entries: list[Entry]) -> None:
-        """A batch back from disk is scored by today's model, not its frozen value."""
-        live = [e for e in entries if e.extra is not None]
-        if live:
-            slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
-            queued = self.reranker.queued
-            for entry, value in zip(live, self.scorer.values(slots).tolist(), strict=True):
-                entry.score = value
-                queued.set(entry.extra, entry, value)  # queued right after this
+        rescore_reloaded(self, entries)
 
     def extra_bytes(self, entry: Entry) -> int:
         return 0 if entry.extra is None else self.scorer.store.row_bytes(entry.extra)
@@ -438,6 +452,8 @@ class Learned(Frontier):
         return learned_insight(self, super().insight(sample, bins), top)
 
     def describe(self) -> dict[str, int | float]:
+        verdict = self.seeds.examples
         return {"frontier": len(self), "learned_examples": len(self.trainer.ex_slot),
                 "profile_version": self.scorer.profile.version,
-                "host_bandit_picks": self.bandit.picks}
+                "host_bandit_picks": self.bandit.picks,
+                **({} if verdict is None else {"seeds_are_examples": int(verdict)})}

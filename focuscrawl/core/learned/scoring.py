@@ -34,6 +34,7 @@ class Scorer:
         self.parent_expert = parent_expert  # off: the mixture neither learns nor mixes
         self.explore_split = explore_split
         self.hub = hub  # 0: the column stays 0, so the order is exactly as without it
+        self.hub_areas = bool(hub)  # parents are areas (kept while ``hub`` may yet be set)
         self.profile = TopicProfile(keywords)
         self.featurizer = LinkFeaturizer(self.profile.topic.phrases, bits)
         self.store = FeatureStore(bits=bits)
@@ -43,7 +44,7 @@ class Scorer:
         self.hosts = AreaStats()
         self.dirs = AreaStats()
         self.hubs = AreaStats()  # per parent page: how relevant its fetched children were
-        #                          (only with ``hub``: otherwise every link's area is 0)
+        #                          (only with ``hub_areas``: otherwise every link's area is 0)
         self.extra = self.featurizer.project(self.profile.weights, PROFILE_SCALES)
         self.mixture = ParentMixture()  # best-first's evidence, as far as it predicts better
 
@@ -62,7 +63,7 @@ class Scorer:
         )
         # a parent page is an area of its own only where its hub evidence is weighed: one
         # per page fetched, ~50 bytes a page on a long crawl
-        hub = self.hubs.id(parent or "") if self.hub else 0
+        hub = self.hubs.id(parent or "") if self.hub_areas else 0
         return self.store.add(cols, vals, dense, self.hosts.id(host),
                               self.dirs.id(directory_of(url)), hub)
 

@@ -1,13 +1,17 @@
 """The learned order's state beyond the common frontier's (no Scrapy): what a snapshot keeps and
-how a restore rebuilds the indexes from it, and what a spilled link keeps of its features."""
+how a restore rebuilds the indexes from it, what a spilled link keeps of its features, and the
+feature rows renumbered or re-scored."""
 
 from __future__ import annotations
 
 import heapq
 from typing import Any
 
+import numpy as np
+
 from ..fingerprints import FingerprintMap, fingerprint
 from ..frontier.queues import Entry
+from .seeds import apply_examples_defaults
 from .slots import QueuedSlots
 
 
@@ -33,6 +37,7 @@ def snapshot_learned(order: Any) -> dict[str, Any]:
         "examples": (list(trainer.ex_slot), list(trainer.ex_label), list(trainer.ex_dyn),
                      dict(trainer.ex_of), trainer.ex_base),
         "rerank_cursor": order.reranker.queued.cursor,
+        "seeds": order.seeds.snapshot(),
     }
 
 
@@ -71,6 +76,12 @@ def restore_learned(order: Any, learned: dict[str, Any]) -> None:
         if entry.queued and entry.extra is not None:
             index.set(entry.extra, entry, entry.score)
     index.cursor = learned.get("rerank_cursor", 0)  # not in snapshots before it
+    seeds = learned.get("seeds")  # a crawl from before the verdict: see .migrations
+    if seeds is not None:
+        order.seeds.restore(seeds)
+        if not order.seeds.told and not order.seeds.pending:
+            apply_examples_defaults(order, bool(order.seeds.examples), order.auto_options,
+                                    restoring=True)
     if order.max_buffer:
         order._worst = [(e.score, -e.seq, e) for e in order.entries.values() if e.queued]
         heapq.heapify(order._worst)
@@ -93,3 +104,26 @@ def pack_row(order: Any, entry: Entry) -> Any:
     order.reranker.queued.clear(slot)
     store.free(slot)
     return row
+
+
+def compact_rows(order: Any) -> None:
+    """Compact the feature store: every holder of a slot number follows the renumbering."""
+    mapping = order.scorer.store.compact()
+    order.reranker.queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
+                                len(mapping))
+    for entry in order.entries.values():
+        if entry.extra is not None:
+            entry.extra = mapping[entry.extra]
+    order.trainer.remap(mapping)
+    order.fetching = {u: mapping[s] for u, s in order.fetching.items()}
+
+
+def rescore_reloaded(order: Any, entries: list[Entry]) -> None:
+    """A batch back from disk is scored by today's model, not its frozen value."""
+    live = [e for e in entries if e.extra is not None]
+    if live:
+        slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
+        queued = order.reranker.queued
+        for entry, value in zip(live, order.scorer.values(slots).tolist(), strict=True):
+            entry.score = value
+            queued.set(entry.extra, entry, value)  # queued right after this

@@ -140,7 +140,7 @@ class Trainer:
         most of all about the links next to it on the parent (the slides' link nearness: a
         table of contents lists a chapter's sections together); re-score them now."""
         scorer = self.scorer
-        if scorer.hub:
+        if scorer.hub_areas:
             scorer.hubs.add(parent_id, label)
         parent = self.parents.get(url)
         children = self.children.get(parent) if parent is not None else None

@@ -12,7 +12,8 @@ from typing import Any, cast
 
 from focuscrawl.core.frontier import Frontier
 from focuscrawl.core.frontier.stores import StoreError
-from focuscrawl.core.learned import EXPLORE, Learned
+from focuscrawl.core.learned import EXPLORE, Learned, examples_defaults
+from focuscrawl.core.learned.seeds import apply_examples_defaults
 from focuscrawl.seam import options
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,13 @@ def upgrade(state: dict[str, Any], current: dict[str, Any], where: str) -> dict[
     saved.setdefault("rerank_max", current.get("rerank_max"))
     saved.setdefault("rerank_batch", current.get("rerank_batch"))
     taken: dict[str, Any] = {}
+    # whether the seeds are examples: before the learned order could decide it from the
+    # seeds, unsaid meant not, with the options that follow from it stated
+    if saved["examples"] is False and current.get("examples") is None:
+        taken["examples"] = False
+        for name in examples_defaults(False):
+            if current.get(name) is None and saved.get(name) is not None:
+                taken[name] = saved[name]
     if "same_across_schemes" not in saved:  # as it began
         saved["same_across_schemes"] = taken["same_across_schemes"] = False
     # a default that changed: a crawl started under the old one resumes under it when this
@@ -57,19 +65,28 @@ def upgrade(state: dict[str, Any], current: dict[str, Any], where: str) -> dict[
     return taken
 
 
+#: the options :func:`adopt` sets on the live frontier, and the setting each is read from
+ADOPTED = {"frontier_memory": "FOCUS_FRONTIER_MEMORY", "explore": "FOCUS_EXPLORE",
+           "examples": "FOCUS_EXAMPLES"}
+
+
 def adopt(frontier: Frontier, current: dict[str, Any], taken: dict[str, Any],
           where: str) -> None:
     """Make the live ``frontier`` and its options (``current``, changed in place) run under
     the settings an old crawl began with (:func:`upgrade`)."""
+    learned = cast(Learned, frontier) if frontier.capabilities.learns else None
     for name, value in taken.items():
         current[name] = value
         if name == "same_across_schemes":
             frontier.same_across_schemes = value
-            continue
-        if name == "frontier_memory":
+        elif name == "frontier_memory":
             frontier.set_memory_limit(value)
-        elif name == "explore" and frontier.capabilities.explores:
-            cast(Learned, frontier).explore = value
-        setting = "FOCUS_FRONTIER_MEMORY" if name == "frontier_memory" else "FOCUS_EXPLORE"
-        logger.info("JOBDIR %s: this crawl started under %s=%s (the default then) and resumes "
-                    "under it", where, setting, value)
+        elif name == "examples" and learned is not None:
+            learned.seeds.told = True  # the verdict it began with: not examples
+            learned.seeds.examples = value
+            apply_examples_defaults(learned, value, learned.auto_options)
+        elif name == "explore" and learned is not None:
+            learned.explore = value
+        if name in ADOPTED:
+            logger.info("JOBDIR %s: this crawl started under %s=%s (the default then) and "
+                        "resumes under it", where, ADOPTED[name], value)

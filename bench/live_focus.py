@@ -23,7 +23,8 @@ as its ``simulate.py`` counts them: score >= 0.15, seeds excluded), pages, secon
 to the last page.  Printed: per configuration the sums over topics (relevant per page, pages/s,
 relevant per minute, and the ratio of relevant per minute to best-first's from the same runs);
 per topic each configuration's relevant per minute (mean, min-max over repeats) and its ratio to
-best-first's split into the order's part (relevant per page) and the waiting's (pages/s).
+best-first's split into the order's part (relevant per page) and the waiting's (pages/s), and
+the learned order's slack and verdict on whether the seeds are examples.
 Relevant per minute over a whole crawl favours a crawl that finds little and ends early, so a
 crawl bounded by time (``CLOSESPIDER_TIMEOUT``) is also judged as such: the relevant pages
 among those fetched in its first ``--within`` seconds (``rel@Ns``; a run that ended sooner
@@ -57,8 +58,9 @@ from harvest import (_count, data_dir, docweb_data, docweb_dir, docweb_server,  
 TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
 BASE = "best-first"
 ADAPTIVE = "adaptive"
-# the crawl's own figures about its slack, read back from its log's stats dump
-_STAT = re.compile(r"'(focus/slack[\w/]*)': ([-\d.e]+)")
+# the crawl's own figures about its slack and its verdict on the seeds, read back from its
+# log's stats dump
+_STAT = re.compile(r"'(focus/slack[\w/]*|focus/seeds_are_examples)': ([-\d.e]+)")
 
 
 def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, delay: float,
@@ -185,6 +187,11 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                     slack = [r["stats"].get("focus/slack") for r in per.get((label, t), [])]
                     if any(s is not None for s in slack):
                         cell += "  slack " + ",".join(f"{s:.2f}" for s in slack if s is not None)
+                    verdicts = [r["stats"].get("focus/seeds_are_examples")
+                                for r in per.get((label, t), [])]
+                    if any(v is not None for v in verdicts):
+                        cell += "  examples " + ",".join("yes" if v else "no" for v in verdicts
+                                                         if v is not None)
                     lines.append(cell)
     return "\n".join(lines)
 

@@ -9,7 +9,8 @@ an HTTP download, and most of the web needs none.  It is switched on for a crawl
 
 :func:`configure_rendering` runs before the crawler's settings freeze (from the spider's
 ``from_crawler`` or from the add-on).  Only when rendering is on does it install
-scrapy-playwright's download handler for http/https -- so nothing starts a browser otherwise --
+scrapy-playwright's download handler for http/https (:mod:`focuscrawl.seam.browser`, without
+Twisted's silent re-send) -- so nothing starts a browser otherwise --
 and :class:`RenderMiddleware`, which marks the requests to render with ``meta["playwright"]``.
 The mark is set in the downloader, after the scheduler handed the request out, so rendered
 requests go through the same frontier order and the same per-server politeness as any other;
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+PLAYWRIGHT_HANDLER = "focuscrawl.seam.browser.RenderingDownloadHandler"
+#: handlers that render: focuscrawl's, and scrapy-playwright's own named by a project
+RENDERING_HANDLERS = (PLAYWRIGHT_HANDLER,
+                      "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler")
 MIDDLEWARE = "focuscrawl.seam.render.RenderMiddleware"
 MIDDLEWARE_ORDER = 940  # just before PolitenessMiddleware (950): both only touch meta / wait
 RENDER_MODES = ("", "none", "js")
@@ -145,7 +149,7 @@ def configure_rendering(settings: BaseSettings, mode: str | None = None) -> bool
         if handlers.get(scheme, config.HTTP_HANDLER) == config.HTTP_HANDLER:
             handlers[scheme] = PLAYWRIGHT_HANDLER  # focuscrawl's own is replaced, not a user's
         current = handlers[scheme]
-        if current != PLAYWRIGHT_HANDLER:
+        if current not in RENDERING_HANDLERS:
             logger.warning("DOWNLOAD_HANDLERS[%r] is %s: %s pages will not be rendered",
                            scheme, current, scheme)
     priority = max(settings.getpriority("DOWNLOAD_HANDLERS") or 0, 30)  # 30: "spider"

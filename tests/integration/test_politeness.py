@@ -441,11 +441,15 @@ class DroppingProxy:
         self.sock.close()
 
 
+@pytest.mark.parametrize("render", [{}, {"FOCUS_RENDER_DOMAINS": "elsewhere.test"}],
+                         ids=["plain", "rendering"])
 @pytest_twisted.ensureDeferred
 async def test_a_request_whose_kept_alive_connection_dropped_goes_again_politely(
-        monkeypatch) -> None:
+        monkeypatch, render) -> None:
     """Every request the server receives is one the crawler started: a dropped one is retried
-    through the scheduler and the delay, not sent again behind them (focuscrawl.seam.http)."""
+    through the scheduler and the delay, not sent again behind them (focuscrawl.seam.http);
+    with rendering on, by scrapy-playwright's handler too, for a page it does not render
+    (focuscrawl.seam.browser)."""
     pages = {path: str(page(path, links).body).encode()
              for path, links in (("/", ["/a.html", "/b.html"]), ("/a.html", []), ("/b.html", []))}
     proxy = DroppingProxy(pages, drop="/b.html")
@@ -453,7 +457,7 @@ async def test_a_request_whose_kept_alive_connection_dropped_goes_again_politely
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     try:
-        settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=1000)
+        settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=1000, **render)
         result = await crawl(settings, keywords=TOPIC, seeds="http://drop.test/")
     finally:
         proxy.close()
@@ -464,3 +468,6 @@ async def test_a_request_whose_kept_alive_connection_dropped_goes_again_politely
     (key,) = [k for k in servers if "drop.test" in k]
     assert len(servers[key].starts) == len(paths)  # no arrival the crawler did not start
     assert min(start_gaps(result, key)) >= DELAY - EPSILON
+    handler = result.crawler.engine.downloader.handlers._handlers["http"]
+    assert type(handler).__name__ == ("RenderingDownloadHandler" if render
+                                      else "HTTPDownloadHandler")

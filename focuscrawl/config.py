@@ -168,9 +168,9 @@ _declare(G, "FOCUS_EARNED_OPTIMISM", "bool?", None,
 _declare(G, "FOCUS_LEARN_DISCOUNT", "float", 0.5,
          "A relevant page raises its parent's label to this times its own (grandparent: the "
          "square); 0: off.")
-_declare(G, "FOCUS_EXAMPLES", "bool?", None,
+_declare(G, "FOCUS_EXAMPLES", "bool?", False,
          "The seeds are on-topic examples: labelled relevant, they grow the topic profile; "
-         "None: yes if half of them match the keywords.")
+         "auto (-a examples=auto): the learned order decides, yes if half of them match.")
 _declare(G, "FOCUS_PROFILE_SCORE", "float?", None,
          "A page this similar to the grown profile is relevant as a label; 0: keywords only; "
          "None: 0.3 with examples, else 0.")
@@ -419,8 +419,8 @@ def get(settings: Any, name: str) -> Any:
         return None if value == "" else float(value)
     if kind == "int?":
         return None if value == "" else int(value)
-    if kind == "bool?":
-        return None if value == "" else settings.getbool(name)
+    if kind == "bool?":  # "auto" as on the command line: left to the crawl
+        return None if value in ("", "auto") else settings.getbool(name)
     return value
 
 

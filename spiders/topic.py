@@ -140,8 +140,8 @@ class TopicSpider(scrapy.Spider):
         self.learning = capabilities(strategy).learns
         self.allowed_domains = args.allowed_domains or None
         self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
-        seeds_are_examples = bool(published.frontier.get("examples")
-                                  or config.get(s, "FOCUS_EXAMPLES"))
+        told = published.frontier.get("examples", config.get(s, "FOCUS_EXAMPLES"))
+        seeds_are_examples = bool(told)  # None: the order decides later; the classifier cannot
         self.example_pages = ExamplePages(
             self.crawler, positives=args.seeds if seeds_are_examples else args.examples,
             negatives=args.negatives, seeds=args.seeds, relevant_score=self.relevant_score,

@@ -140,11 +140,13 @@ def parse_arguments(
         flag = str(examples).strip().lower()
         if flag in ("1", "true", "yes", "0", "false", "no"):  # the seeds are the examples
             frontier["examples"] = flag in ("1", "true", "yes")
+        elif flag == "auto":  # the learned order decides from the seeds' pages
+            frontier["examples"] = None
         else:  # pages on the topic, seeds or not
             try:
                 example_urls = parse_seeds(examples, "examples")
             except ArgumentError as e:
-                raise ArgumentError(f"examples must be true, false or URLs: {e}") from None
+                raise ArgumentError(f"examples must be true, false, auto or URLs: {e}") from None
     domains: list[str] = []
     if allowed_domains:
         raw = allowed_domains if isinstance(allowed_domains, list) else str(allowed_domains)

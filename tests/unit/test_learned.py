@@ -367,8 +367,11 @@ def test_the_examples_argument_reaches_the_learned_order():
 
     assert parse_arguments(keywords="glacier", examples="true").frontier["examples"] is True
     assert parse_arguments(keywords="glacier", examples="no").frontier["examples"] is False
+    auto = parse_arguments(keywords="glacier", examples="auto")
+    assert auto.frontier["examples"] is None
     assert "examples" not in parse_arguments(keywords="glacier").frontier
-    with pytest.raises(ArgumentError, match="examples must be true, false or URLs: malformed"):
+    with pytest.raises(ArgumentError,
+                       match="examples must be true, false, auto or URLs: malformed"):
         parse_arguments(keywords="glacier", examples="maybe")
     given = parse_arguments(keywords="glacier", examples="http://a.test/x http://b.test/y",
                             negatives="http://c.test/z")

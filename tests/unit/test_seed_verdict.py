@@ -15,6 +15,11 @@ from tests.support.learned import hidden_web, learned, virtual_crawl
 PORTAL = ["http://portal.test/"]
 
 
+def deciding(**kw):
+    """The learned order left to decide (``-a examples=auto``)."""
+    return learned(examples=None, **kw)
+
+
 def glacier_pages(web) -> list[str]:
     return sorted(u for u, (_, text, _) in web.items() if "glacier" in text)
 
@@ -29,7 +34,7 @@ def test_seeds_that_match_the_keywords_are_taken_as_examples():
     unset take the examples' defaults (nearness and hub evidence on, no host bandit)."""
     web = hidden_web(3)
     seeds = glacier_pages(web)[:2] + off_topic_pages(web)[:2]
-    f = learned()
+    f = deciding()
     assert f.examples is None and (f.window, f.hub, f.bandit.share) == (0, 0.0, 0.5)
     virtual_crawl(f, web, seeds, limit=3)
     assert f.examples is None  # a seed has not reported yet
@@ -48,7 +53,7 @@ def test_seeds_that_do_not_match_leave_the_order_exactly_as_it_was():
     web = hidden_web(5)
     for drop in (False, True):
         told = virtual_crawl(learned(examples=False), web, PORTAL, drop_ignored=drop)
-        f = learned()
+        f = deciding()
         assert virtual_crawl(f, web, PORTAL, drop_ignored=drop) == told
         assert f.examples is False and f.describe()["seeds_are_examples"] == 0
         assert (f.window, f.hub, f.bandit.share, f.scorer.hub_areas) == (0, 0.0, 0.5, False)
@@ -57,13 +62,14 @@ def test_seeds_that_do_not_match_leave_the_order_exactly_as_it_was():
 
 
 def test_what_the_user_says_wins():
+    """Told (the default: not examples), the order does not decide; an option set stays."""
     web = hidden_web(3)
     seeds = glacier_pages(web)[:3]
     f = learned(examples=False)
     virtual_crawl(f, web, seeds, limit=30)
     assert f.examples is False and (f.window, f.hub) == (0, 0.0)
     assert f.describe()["seeds_are_examples"] == 0
-    given = learned(sibling_window=2)  # an option set stays as set
+    given = deciding(sibling_window=2)  # an option set stays as set
     virtual_crawl(given, web, seeds, limit=30)
     assert given.examples is True and (given.window, given.hub) == (2, 1.0)
 
@@ -71,7 +77,7 @@ def test_what_the_user_says_wins():
 def test_a_seed_that_never_reports_does_not_hold_the_verdict_back():
     """A seed refused or redirected never reports a page: the verdict comes after
     ``learn_every`` pages anyway, from the seeds that did."""
-    f = learned()
+    f = deciding()
     f.add(Link("http://a.test/gone", host="a.test"))
     f.add(Link("http://b.test/1", host="b.test"))
     first = f.pop()
@@ -93,8 +99,8 @@ def test_a_restored_crawl_keeps_the_verdict_and_its_order(at):
     order is the one of a crawl never stopped."""
     web = hidden_web(3)
     seeds = glacier_pages(web)[:2] + PORTAL
-    plain = virtual_crawl(learned(), web, seeds, limit=120)
-    resumed = virtual_crawl(learned(), web, seeds, limit=120, snapshot_at=at, remake=learned)
+    plain = virtual_crawl(deciding(), web, seeds, limit=120)
+    resumed = virtual_crawl(deciding(), web, seeds, limit=120, snapshot_at=at, remake=deciding)
     assert resumed == plain
 
 
@@ -102,6 +108,6 @@ def test_fewer_than_half_matching_is_not_enough():
     """A seed on the topic among pages near it: the crawl still has to find where the topic
     is, and keeps the host bandit."""
     web = hidden_web(3)
-    f = learned()
+    f = deciding()
     virtual_crawl(f, web, glacier_pages(web)[:1] + off_topic_pages(web)[:2], limit=20)
     assert f.examples is False and f.bandit.share == 0.5

@@ -16,7 +16,6 @@ import pytest
 from focuscrawl.core.frontier import Link
 from focuscrawl.core.frontier.spill import TempSpill
 from focuscrawl.core.frontier.stores import SQLiteStore
-from focuscrawl.core.learned import examples_defaults
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import options
 from tests.support.crashsafe import drive, scheduler_for
@@ -121,14 +120,12 @@ def test_a_limit_of_a_few_urls_still_drains(memory):
 
 def test_a_jobdir_from_before_the_examples_option_resumes(tmp_path):
     """A JOBDIR saved before ``examples`` existed (no such key, the label threshold 0.0)
-    resumes: both are what a crawl without examples asked then, and it resumes under them
-    although today the order decides from the seeds when nothing is said."""
+    resumes: both are what a crawl without examples asks now."""
     job = tmp_path / "job"
     sched = scheduler_for(job, "best-first")
-    assert sched.order_options["examples"] is None  # the order decides
-    assert sched.order_options["profile_score"] is None  # ... and these follow
-    del sched.order_options["examples"]  # as saved by the code before it, with the
-    sched.order_options.update(examples_defaults(False))  # defaults stated
+    assert sched.order_options["examples"] is False
+    assert sched.order_options["profile_score"] == 0.0  # stated, not None
+    del sched.order_options["examples"]  # as saved by the code before it
     drive(sched, random.Random(3), 80)
     sched.close("shutdown")
     again = scheduler_for(job, "best-first")
@@ -165,21 +162,24 @@ def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(
     """FOCUS_EXPLORE's default without examples changed (1.0 -> 2.0): a JOBDIR crawl started
     under the old one resumes under it when the setting is left unset, and goes on under it;
     another explicit value is still refused.  A new crawl takes today's default, and 1.0 with
-    examples.  (Then a crawl stated ``examples`` False unless told: today it is left to the
-    order's verdict on the seeds, and the old crawl resumes as it was.)"""
+    examples.  Resumed with the order left to decide (``FOCUS_EXAMPLES="auto"``), a crawl that
+    stated ``examples`` False keeps it: it resumes as it began."""
     job = tmp_path / "job"
     topic = {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}
-    sched = scheduler_for(job, "learned", FOCUS_EXPLORE=1.0, FOCUS_EXAMPLES=False,
-                          **topic)  # the defaults then
+    sched = scheduler_for(job, "learned", FOCUS_EXPLORE=1.0, **topic)  # the default then
     assert sched.frontier.explore == 1.0
     drive(sched, random.Random(2), 80)
     sched.close("shutdown")
     again = scheduler_for(job, "learned", **topic)  # today's default
     assert again.error is None and again.lifecycle.resumed
     assert again.order_options["explore"] == 1.0 and again.frontier.explore == 1.0
-    assert again.order_options["examples"] is False and again.frontier.examples is False
     drive(again, random.Random(3), 40)
     again.close("shutdown")
+    deciding = scheduler_for(job, "learned", FOCUS_EXAMPLES="auto", **topic)
+    assert deciding.error is None and deciding.lifecycle.resumed
+    assert deciding.order_options["examples"] is False and deciding.frontier.examples is False
+    assert deciding.order_options["explore"] == 1.0 and deciding.frontier.explore == 1.0
+    deciding.close("shutdown")
     other = scheduler_for(job, "learned", FOCUS_EXPLORE=3.0, **topic)
     assert other.error is not None and "explore=1.0" in other.error
     other.close("shutdown")
@@ -188,7 +188,7 @@ def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(
                             **topic)
         assert new.order_options["explore"] == explore == new.frontier.explore
         new.close("shutdown")
-    new = scheduler_for(tmp_path / "new-unsaid", "learned", **topic)  # decided from the seeds
+    new = scheduler_for(tmp_path / "new-deciding", "learned", FOCUS_EXAMPLES="auto", **topic)
     assert new.order_options["explore"] is None and new.frontier.explore == 2.0
     new.close("shutdown")
 

@@ -93,6 +93,22 @@ async def test_examples_fetched_first_once_outside_max_pages(server, proxy_to, s
     assert on and off and min(on) > max(off), items
 
 
+@pytest.mark.parametrize(("seeds", "verdict"), [
+    ("http://a.test/t1.html,http://c.test/e1.html,http://b.test/o2.html", 1),
+    ("http://a.test/o1.html,http://b.test/o3.html,http://a.test/t1.html", 0)])
+@pytest_twisted.ensureDeferred
+async def test_with_examples_auto_the_learned_order_decides_from_the_seeds(
+        server, proxy_to, seeds, verdict):
+    """-a examples=auto: the seeds are examples if half of them or more match the keywords
+    (two of three say "orchid" here, one of three there); the crawl reports the verdict."""
+    proxy_to(server)
+    result = await crawl(project_settings(FOCUS_DELAY=0, FOCUS_RELEVANT_SCORE=0.05),
+                         keywords="orchid", seeds=seeds, examples="auto", max_pages="3")
+    matching = [i for i in result.items if i["score"] >= 0.05]
+    assert len(result.items) == 3 and len(matching) == 1 + verdict
+    assert result.stats["focus/seeds_are_examples"] == verdict
+
+
 @pytest_twisted.ensureDeferred
 async def test_without_examples_the_classifier_grows_from_the_keywords(server, proxy_to):
     proxy_to(server)

@@ -163,6 +163,12 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
+def log_lines(rows: list[dict]) -> str:
+    """The server's log of a crawl, for a failure message: an overlap is diagnosed from it."""
+    return "\n".join(f"{r['time_epoch']:.4f} {r['host']} {r['path']} {r['status']} "
+                     f"in flight {r['inflight_host']} {r['duration_ms']} ms" for r in rows)
+
+
 def run(project: Path, site: ServerProcess, name: str, *settings: str) -> tuple[list[dict], str]:
     out, log = project / f"{name}.jsonl", project / f"{name}.log"
     env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
@@ -198,7 +204,7 @@ def test_one_line_switches_focuscrawl_on_in_another_project(project, site) -> No
     # loaded machine)
     rows = [r for r in site.read_log() if r["time_epoch"] > start]
     for host in {r["host"] for r in rows}:
-        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
+        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1, log_lines(rows)
     assert stat(log, "focus/politeness/min_start_gap") >= DELAY - 0.001
 
 
@@ -222,7 +228,7 @@ def test_the_scheduler_alone_crawls_in_its_order_politely(project, site) -> None
     assert " ERROR: " not in log
     rows = [r for r in site.read_log() if r["time_epoch"] > start]
     for host in {r["host"] for r in rows}:
-        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
+        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1, log_lines(rows)
     assert stat(log, "focus/politeness/min_start_gap") >= DELAY - 0.001
 
 

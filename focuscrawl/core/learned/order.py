@@ -101,9 +101,11 @@ class Learned(Frontier):
                                relevant_score=relevant_score, keyword_scale=keyword_scale,
                                profile_score=options["profile_score"], discount=discount,
                                memory=max(100, memory), window=window)
-        # until the verdict, parents are areas: hub evidence may yet count
-        self.scorer.hub_areas = bool(self.scorer.hub) or self.seeds.pending and \
-            "hub" in self.auto_options
+        # until the verdict, parents are areas and links keep their places: hub evidence and
+        # link nearness may yet count (asked per outlink: an attribute the verdict updates)
+        deciding = self.seeds.pending
+        self.scorer.hub_areas = bool(self.scorer.hub) or deciding and "hub" in self.auto_options
+        self.keeps_places = bool(window) or deciding and "sibling_window" in self.auto_options
         self.reranker = Reranker(self, rerank_max=rerank_max, rerank_batch=rerank_batch)
         self.pending: list[tuple[Entry, int]] = []  # links found, not scored yet
         self.fetching: dict[str, int] = {}  # URL handed out -> its example's slot
@@ -145,13 +147,8 @@ class Learned(Frontier):
         """Whether the seeds are examples: said, decided, or None while undecided."""
         return self.seeds.examples
 
-    @property
-    def _keeps_places(self) -> bool:
-        """Whether each link's place among its parent's is kept (link nearness)."""
-        return bool(self.window) or self.seeds.pending and "sibling_window" in self.auto_options
-
     def add(self, link: Link) -> bool:
-        if link.parent is not None and self._keeps_places:
+        if link.parent is not None and self.keeps_places:
             self.trainer.child(link.parent, link.url)
         known = self._known(link)
         if known is not None:
@@ -177,7 +174,7 @@ class Learned(Frontier):
     def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
         """As :meth:`may_ignore` says, and not while places are kept (nearness on by the
         seeds' verdict, or the verdict to come)."""
-        return not self._keeps_places and super().ignores(url, parent_score, parent)
+        return not self.keeps_places and super().ignores(url, parent_score, parent)
 
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""
@@ -201,7 +198,7 @@ class Learned(Frontier):
         a new URL) or link nearness (it keeps every link's place among its parent's).  The
         link filters are not asked again: a URL they let through once gets the in-link even
         if, say, its host's robots.txt came since (the URL is refused when it is handed out)."""
-        if not self.counts_inlinks or self._keeps_places:
+        if not self.counts_inlinks or self.keeps_places:
             return False
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None

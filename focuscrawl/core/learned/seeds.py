@@ -11,13 +11,10 @@ its parent's, each parent's area), so nothing of them is lost if it switches.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .defaults import DENSE_PRIOR, examples_defaults
 from .profile import PageDigest
-
-if TYPE_CHECKING:
-    from .order import Learned
 
 HUB = len(DENSE_PRIOR) - 2  # the hub evidence's column among the dense weights
 
@@ -84,7 +81,7 @@ def starting_options(examples: bool | None, given: dict[str, Any]
     return options, frozenset(name for name, value in given.items() if value is None)
 
 
-def settle(order: Learned) -> None:
+def settle(order: Any) -> None:
     """The verdict: as examples, the options left unset take the examples' defaults and the
     seeds' pages grow the topic profile."""
     seeds = order.seeds
@@ -96,10 +93,11 @@ def settle(order: Learned) -> None:
     apply_examples_defaults(order, seeds.examples, order.auto_options)
 
 
-def apply_examples_defaults(order: Learned, examples: bool, auto: frozenset[str],
+def apply_examples_defaults(order: Any, examples: bool, auto: frozenset[str],
                             restoring: bool = False) -> None:
     """Give the options the user left unset (``auto``) their defaults for seeds that are (or
-    are not) examples.  ``restoring``: the model's weights come from the snapshot."""
+    are not) examples (``order``: a :class:`.order.Learned`, untyped here as in :mod:`.state`,
+    which imports this module).  ``restoring``: the model's weights come from the snapshot."""
     values = examples_defaults(examples)
     scorer, trainer = order.scorer, order.trainer
     if "explore" in auto:
@@ -117,3 +115,4 @@ def apply_examples_defaults(order: Learned, examples: bool, auto: frozenset[str]
         if not restoring:
             scorer.model.v[HUB] = values["hub"]
     scorer.hub_areas = bool(scorer.hub)
+    order.keeps_places = bool(order.window)

@@ -44,6 +44,7 @@ from tests.support.distributed import (
     Reference,
     fetched_pages,
     frontier_for,
+    kill_one_holding_leases,
     random_web,
     reachable,
     requested,
@@ -645,25 +646,11 @@ def test_killing_a_worker_loses_no_url(larger_site, cluster, redis_server):
     client = redis_server.client()
     start = len(larger_site.read_log())
     workers = c.start(3, "-a", "strategy=breadth-first", "-s", "FOCUS_REDIS_WORKER_TTL=3")
-    by_pid = {p.pid: p for p in workers}
-    victim, deadline, killed = None, time.monotonic() + 60, 0.0
-    while victim is None:
-        assert time.monotonic() < deadline, c.tails()
-        if int(client.hget(c.key + "c", "fetched") or 0) >= 30:
-            for wid in client.zrange(c.key + "workers", 0, -1):
-                key = c.key + "wl:" + wid.decode()
-                pid = int(wid.decode().rsplit("-", 2)[1])
-                if not client.smembers(key) or pid not in by_pid or by_pid[pid].poll() is not None:
-                    continue
-                # frozen, its leases cannot settle between this check and the kill
-                by_pid[pid].send_signal(signal.SIGSTOP)
-                if client.smembers(key):
-                    victim = by_pid[pid]
-                    victim.send_signal(signal.SIGKILL)
-                    killed = time.time()  # the server log's clock
-                    break
-                by_pid[pid].send_signal(signal.SIGCONT)
-        time.sleep(0.01)  # watching the crawl's progress in Redis
+    victim = kill_one_holding_leases(
+        workers, lambda: [w.decode() for w in client.zrange(c.key + "workers", 0, -1)],
+        lambda wid: bool(client.scard(c.key + "wl:" + wid)),
+        ready=lambda: int(client.hget(c.key + "c", "fetched") or 0) >= 30)
+    killed = time.time()  # the server log's clock
     survivors = [p for p in workers if p is not victim]
     assert c.wait(survivors) == [0, 0], c.tails()
     assert victim.wait() == -signal.SIGKILL

@@ -18,6 +18,7 @@ from tests.support.distributed import (
     SITE_HOSTS,
     Cluster,
     fetched_pages,
+    kill_one_holding_leases,
     reachable,
     requested,
     site,
@@ -140,17 +141,22 @@ def test_a_killed_master_loses_no_page(web, redis_cluster, tmp_path, wait_ms):
 
 
 def test_a_killed_worker_loses_no_url(web, redis_cluster, tmp_path):
-    """Three workers; one SIGKILLed mid-crawl: the others reap it in every shard after its
-    heartbeat TTL, fetch its URLs again and finish; together they cover the whole site."""
+    """Three workers; one SIGKILLed mid-crawl while it holds leases: the others reap it in
+    every shard after its heartbeat TTL, fetch its URLs again and finish; together they cover
+    the whole site."""
     key = "killworker:"
     c = Cluster(web, redis_cluster.url, tmp_path, key)
     start = len(web.read_log())
     try:
         workers = c.start(3, "-a", "strategy=breadth-first", "-s", "FOCUS_REDIS_WORKER_TTL=3")
-        mid_crawl(redis_cluster, key, c)
-        workers[0].send_signal(signal.SIGKILL)
-        assert c.wait(workers[1:], timeout=240) == [0, 0], c.tails()
-        assert workers[0].wait() == -signal.SIGKILL
+        f = mid_crawl(redis_cluster, key, c)
+        ids = f.client.zrange(f.router.glob + "workers", 0, -1)
+        victim = kill_one_holding_leases(
+            workers, lambda: [w.decode() for w in ids],
+            lambda wid: any(f.client.scard(p + "wl:" + wid) for p in f.router.prefixes))
+        survivors = [p for p in workers if p is not victim]
+        assert c.wait(survivors, timeout=240) == [0, 0], c.tails()
+        assert victim.wait() == -signal.SIGKILL
     finally:
         c.kill_all()
     rows = web.read_log()[start:]

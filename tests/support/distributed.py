@@ -7,6 +7,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -300,6 +301,30 @@ class Cluster:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def kill_one_holding_leases(workers: list[subprocess.Popen], worker_ids: Callable[[], list[str]],
+                            holds: Callable[[str], bool], *,
+                            ready: Callable[[], bool] = lambda: True,
+                            timeout: float = 120) -> subprocess.Popen:
+    """SIGKILL a worker that holds leases, once ``ready()``: frozen (SIGSTOP) first, so its
+    leases cannot settle between the check and the kill; one that holds none goes on."""
+    by_pid = {p.pid: p for p in workers}
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, "no worker held a lease mid-crawl"
+        if ready():
+            for wid in worker_ids():
+                pid = int(wid.rsplit("-", 2)[1])
+                proc = by_pid.get(pid)
+                if proc is None or proc.poll() is not None or not holds(wid):
+                    continue
+                proc.send_signal(signal.SIGSTOP)
+                if holds(wid):
+                    proc.send_signal(signal.SIGKILL)
+                    return proc
+                proc.send_signal(signal.SIGCONT)
+        time.sleep(0.01)  # watching the crawl's progress in Redis
 
 
 def requested(rows: list[dict[str, Any]]) -> list[str]:

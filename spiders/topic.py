@@ -141,11 +141,11 @@ class TopicSpider(scrapy.Spider):
         self.allowed_domains = args.allowed_domains or None
         self.relevant_score = config.get(s, "FOCUS_RELEVANT_SCORE")
         told = published.frontier.get("examples", config.get(s, "FOCUS_EXAMPLES"))
-        seeds_are_examples = bool(told)  # None: the order decides later; the classifier cannot
         self.example_pages = ExamplePages(
-            self.crawler, positives=args.seeds if seeds_are_examples else args.examples,
+            self.crawler, positives=args.seeds if told else args.examples,
             negatives=args.negatives, seeds=args.seeds, relevant_score=self.relevant_score,
-            weight=config.get(s, "FOCUS_RELEVANCE_WEIGHT"))
+            weight=config.get(s, "FOCUS_RELEVANCE_WEIGHT"),
+            seeds_undecided=told is None and self.learning)  # the order decides
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         if self.argument_error:

@@ -21,6 +21,7 @@ import scrapy
 from focuscrawl.core.classifier import Features, PageClassifier
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.core.urls import canonical
+from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.meta import EXAMPLE
 from focuscrawl.seam.records import is_html
 
@@ -40,7 +41,8 @@ class ExamplePages:
     """The example URLs still to learn from, the classifier, and their stats."""
 
     def __init__(self, crawler: Crawler, *, positives: list[str], negatives: list[str],
-                 seeds: list[str], relevant_score: float, weight: float) -> None:
+                 seeds: list[str], relevant_score: float, weight: float,
+                 seeds_undecided: bool = False) -> None:
         self.crawler = crawler
         # scikit-learn's first import (scipy's) takes seconds, more on a loaded machine: taken
         # here, before the crawl starts, not in the first fit, where it stalled the event loop
@@ -57,6 +59,12 @@ class ExamplePages:
         self.at_seeds = {u: y for u, y in labelled.items() if u in seeds_set}
         #: examples fetched before the crawl
         self.to_fetch = [(u, y) for u, y in labelled.items() if u not in seeds_set]
+        # -a examples=auto: the seeds' pages, kept until the crawl order says whether they are
+        # examples (signal seeds_judged); None once said, or when there is nothing to decide
+        self.undecided: dict[str, Features | None] | None = None
+        if seeds_undecided:
+            self.undecided = {u: None for u in seeds_set - labelled.keys()}
+            crawler.signals.connect(self.seeds_judged, signal=focus_signals.seeds_judged)
 
     # -- before the crawl -------------------------------------------------------------------
     def resume(self, state: dict[str, Any] | None) -> bool:
@@ -66,7 +74,7 @@ class ExamplePages:
         if saved is None:
             return False
         self.classifier.restore(saved)
-        self.to_fetch, self.at_seeds = [], {}
+        self.to_fetch, self.at_seeds, self.undecided = [], {}, None
         return True
 
     def save(self, state: dict[str, Any] | None) -> None:
@@ -114,18 +122,34 @@ class ExamplePages:
         its keyword score; its probability of being on the topic (None: no model yet)."""
         classifier = self.classifier
         features = self.features(digest)
-        if self.at_seeds:
-            first = response.meta.get("redirect_urls", [response.url])[0]
-            positive = self.at_seeds.pop(canonical(first), None)
+        if self.at_seeds or self.undecided:
+            first = canonical(response.meta.get("redirect_urls", [response.url])[0])
+            positive = self.at_seeds.pop(first, None)
             if positive is not None:
                 self.learn(digest, positive)
                 classifier.fit()
+            if self.undecided and first in self.undecided:
+                self.undecided[first] = features
         p = classifier.observe(features, score)
         stats = self.crawler.stats
         if classifier.judged and classifier.judged % 20 == 0:
             stats.set_value("focus/classifier/agreement", round(classifier.agreement or 0, 4))
             stats.set_value("focus/classifier/fits", classifier.fits)
         return p
+
+    def seeds_judged(self, examples: bool) -> None:
+        """The crawl order's verdict on seeds left undecided: if examples, the seeds' pages
+        fetched so far are learnt as examples of the topic (those to come stay crawl pages)."""
+        undecided, self.undecided = self.undecided, None
+        if not examples or not undecided:
+            return
+        kept = [features for features in undecided.values() if features is not None]
+        for features in kept:
+            self.classifier.add_example(features, True)
+        self.crawler.stats.inc_value("focus/examples/fetched", len(kept))
+        self.given = self.given or bool(kept)
+        if kept:
+            self.classifier.fit()
 
     def label_digest(self, digest: PageDigest, probability: float | None) -> PageDigest:
         """The digest the learned order gets: with the user's examples it carries the

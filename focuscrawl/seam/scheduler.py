@@ -293,7 +293,11 @@ class FocusScheduler:
                      **kwargs: Any) -> None:
         if self.frontier is not None:
             self.state.record(Op.SCORED, url, score, hot, digest)
+            deciding = getattr(self.frontier, "examples", False) is None
             self.frontier.crawled(url, score, hot, digest)
+            verdict = getattr(self.frontier, "examples", None) if deciding else None
+            if verdict is not None:
+                self.crawler.signals.send_catch_log(focus_signals.seeds_judged, examples=verdict)
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
 

@@ -5,6 +5,11 @@
 #: The scheduler learns page scores from it (and from the ``meta`` of outlinks).
 page_scored = object()
 
+#: Sent once by the scheduler when a learned order left to decide (``-a examples=auto``) has
+#: decided whether the seeds are examples: ``examples`` (bool).  The page classifier then learns
+#: the seeds' pages as examples of the topic, as with ``-a examples=true``.
+seeds_judged = object()
+
 #: Sent by the politeness middleware when a request handed out by the scheduler ends:
 #: ``request``, ``status`` (None when no response came back), ``html`` (whether the response
 #: is one the spider parses as a page, ``records.is_html``), ``spider``; from the distributed

@@ -100,13 +100,15 @@ async def test_examples_fetched_first_once_outside_max_pages(server, proxy_to, s
 async def test_with_examples_auto_the_learned_order_decides_from_the_seeds(
         server, proxy_to, seeds, verdict):
     """-a examples=auto: the seeds are examples if half of them or more match the keywords
-    (two of three say "orchid" here, one of three there); the crawl reports the verdict."""
+    (two of three say "orchid" here, one of three there); the crawl reports the verdict, and
+    the page classifier takes the seeds' pages as its examples if they are."""
     proxy_to(server)
     result = await crawl(project_settings(FOCUS_DELAY=0, FOCUS_RELEVANT_SCORE=0.05),
                          keywords="orchid", seeds=seeds, examples="auto", max_pages="3")
     matching = [i for i in result.items if i["score"] >= 0.05]
     assert len(result.items) == 3 and len(matching) == 1 + verdict
     assert result.stats["focus/seeds_are_examples"] == verdict
+    assert result.stats.get("focus/examples/fetched", 0) == 3 * verdict
 
 
 @pytest_twisted.ensureDeferred

@@ -3,7 +3,7 @@
     .venv/bin/python bench/live_focus.py [--max-pages 300] [--delays 1.0]
         [--slacks adaptive 0.5] [--strategies best-first learned] [--parallel 4]
         [--topics ID ...] [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
-        [--repeat N] [--within 45] [--out results.json] [--set NAME=VALUE ...]
+        [--repeat N] [--within 45] [--seconds 120] [--out results.json] [--set NAME=VALUE ...]
 
 Replayed crawls (``bench/harvest.py``) are sequential: every server is always ready, so they
 measure the order and nothing else.  A real crawl waits ``FOCUS_DELAY`` between requests to a
@@ -64,7 +64,7 @@ _STAT = re.compile(r"'(focus/slack[\w/]*|focus/seeds_are_examples)': ([-\d.e]+)"
 
 
 def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, delay: float,
-          slack: str, max_pages: int, extra: list[str]) -> dict:
+          slack: str, max_pages: int, extra: list[str], seconds: float | None = None) -> dict:
     env = {**os.environ, "http_proxy": proxy, "https_proxy": proxy,
            "SCRAPY_SETTINGS_MODULE": "settings", "PYTHONPATH": str(ROOT)}
     env.pop("no_proxy", None)
@@ -77,6 +77,8 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
         slack_settings = []
     if strategy == "learned":
         slack_settings += [a for kv in extra for a in ("-s", kv)]
+    if seconds:  # a crawl bounded by time, every strategy alike
+        slack_settings += ["-s", f"CLOSESPIDER_TIMEOUT={seconds:g}"]
     log = out.with_suffix(".log")
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={keywords}",
            "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={max_pages}",
@@ -232,12 +234,17 @@ def main() -> int:
                    help="topic definitions in place of docweb's (e.g. bench/heldout.def.json)")
     p.add_argument("--repeat", type=int, default=1, help="crawls per topic and configuration")
     p.add_argument("--parallel", type=int, default=4)
-    p.add_argument("--within", type=float, default=45.0, metavar="SECONDS",
+    p.add_argument("--within", type=float, metavar="SECONDS",
                    help="also count each run's relevant pages in its first SECONDS (rel@)")
+    p.add_argument("--seconds", type=float, metavar="SECONDS",
+                   help="bound every crawl by time too (CLOSESPIDER_TIMEOUT), and count rel@ "
+                        "within it unless --within says otherwise")
     p.add_argument("--out", type=Path, help="write every run's figures here (JSON)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="Scrapy settings for the learned order's crawls")
     args = p.parse_args()
+    if args.within is None:
+        args.within = args.seconds or 45.0
 
     sys.path.insert(0, str(docweb_dir()))
     import serve  # docweb's URL mapper
@@ -268,7 +275,7 @@ def main() -> int:
     t_all = time.monotonic()
     with docweb_server() as proxy, ThreadPoolExecutor(args.parallel) as pool:
         futures = {pool.submit(crawl, proxy, out, t["keywords"], seed_file, strategy, delay,
-                               slack, args.max_pages, args.set):
+                               slack, args.max_pages, args.set, args.seconds):
                    (t, task, seeds, strategy, delay, slack, rep)
                    for t, task, seeds, seed_file, strategy, delay, slack, rep, out in jobs}
         for i, fut in enumerate(futures, 1):
@@ -289,7 +296,9 @@ def main() -> int:
                   f"delay={delay} #{rep}: {found} relevant in {len(pages)} pages, "
                   f"{res['span']:.0f} s", file=sys.stderr)
     print(f"Live crawls of docweb through its proxy, MAX_PAGES={args.max_pages}, one "
-          f"connection per server, robots.txt obeyed, {args.repeat} run(s) each "
+          f"connection per server, robots.txt obeyed, "
+          + (f"at most {args.seconds:g} s a crawl, " if args.seconds else "")
+          + f"{args.repeat} run(s) each "
           f"({time.monotonic() - t_all:.0f} s in all); seconds: first to last page")
     oracle = Oracle(docweb_dir())
     best = {(task, t["id"]): oracle.found(t, _seeds(t, task), [args.max_pages])[0]

@@ -189,8 +189,13 @@ class FocusScheduler:
         if frontier.default_slack >= 1.0 or not config.get(self.settings,
                                                            "FOCUS_SLACK_ADAPTIVE"):
             return False
-        frontier.adaptive_slack = AdaptiveSlack(frontier.default_slack,
-                                                clock=self.policy.clock)
+        clock = self.policy.clock
+        timeout = self.settings.getfloat("CLOSESPIDER_TIMEOUT")  # Scrapy's CloseSpider's
+        lifecycle = self.lifecycle
+        frontier.adaptive_slack = AdaptiveSlack(
+            frontier.default_slack, clock=clock,
+            deadline=clock() + timeout if timeout > 0 else None,
+            pages_left=lambda: lifecycle.budget() if lifecycle.max_pages else None)
         return True
 
     def close(self, reason: str) -> None:

@@ -77,6 +77,42 @@ def test_useless_side_pages_and_short_waits_narrow_it():
     assert slack.waits > 0 and slack.describe()["/wait_s"] > 0
 
 
+def test_a_crawl_that_ends_by_time_first_takes_every_idle_servers_page():
+    # the side pages that narrow the slack in a crawl bounded by pages; here the deadline
+    # comes long before the budget runs out, so a page taken now displaces no later one
+    clock = Clock()
+    slack = AdaptiveSlack(0.9, clock=clock, deadline=600.0, pages_left=lambda: 10_000)
+    for _ in range(20):
+        crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+        assert slack.value == 1.0
+    assert slack.describe()["/time_bound"] == 1 and slack.waits == 0
+
+
+@pytest.mark.parametrize("pages_left, deadline", [(50, 600.0), (10_000, None)])
+def test_a_crawl_whose_pages_run_out_first_still_waits(pages_left, deadline):
+    """Fewer pages left than the time allows (0.2 s a hand-out, 600 s), or no deadline: the
+    page budget binds and the side pages are weighed against waiting, as without a bound."""
+    clock = Clock()
+    slack = AdaptiveSlack(0.9, clock=clock, deadline=deadline, pages_left=lambda: pages_left)
+    values = []
+    for _ in range(20):
+        crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+        values.append(slack.value)
+    assert sum(v < 0.7 for v in values) >= 15 and slack.describe()["/time_bound"] == 0
+
+
+def test_the_deadline_comes_into_view_as_the_crawl_goes():
+    # pages left are many at first, then the pace says the budget lasts past the deadline
+    clock = Clock()
+    left = [10_000]
+    slack = AdaptiveSlack(0.9, clock=clock, deadline=100.0, pages_left=lambda: left[0])
+    crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+    assert slack.time_bound
+    left[0] = 20  # 20 pages at ~0.2 s a hand-out end long before the deadline
+    crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+    assert not slack.time_bound
+
+
 def test_refused_candidates_are_probed_and_the_slack_keeps_a_floor():
     slack = AdaptiveSlack(MIN_SLACK, clock=Clock())
     taken = sum(slack.accepts(0.01) for _ in range(200))
@@ -165,3 +201,19 @@ def test_the_scheduler_builds_the_controller_only_when_the_slack_is_unset(settin
     if adapts:
         sched._update_stats()
         assert sched.stats.get_value("focus/slack") == 0.5
+
+
+@pytest.mark.parametrize("settings, deadline, left", [
+    ({}, False, None),  # no time bound, no page bound
+    ({"CLOSESPIDER_TIMEOUT": 300}, True, None),
+    ({"CLOSESPIDER_TIMEOUT": 300, "FOCUS_MAX_PAGES": 40}, True, 40),
+])
+def test_the_scheduler_tells_the_controller_the_crawls_bounds(settings, deadline, left):
+    """Scrapy's CLOSESPIDER_TIMEOUT is the deadline; the MAX_PAGES budget what is left."""
+    sched = _scheduler({"FOCUS_STRATEGY": "learned", **settings})
+    control = sched.frontier.adaptive_slack
+    now = sched.policy.clock()
+    assert (control.deadline is not None) == deadline
+    if deadline:
+        assert now < control.deadline <= now + 300
+    assert control.pages_left() == left

@@ -17,8 +17,12 @@ Per fetch, waiting gives a best page's chance ``h_best`` for ``t + w`` seconds a
 idle server's page its bin's chance ``h_k`` for ``t``: it is taken when ``h_k / t >= h_best / (t +
 w)``.  The slack admits the bins from the top down while that holds.  Bins start from a prior
 that trusts the order's values (a bin's chance is its ratio times ``h_best``), so the crawl starts
-near the order's fixed default and moves as the labels come.  Plain Python; the clock is passed
-in (a fake one in tests).
+near the order's fixed default and moves as the labels come.
+
+That trade is one of pages: a page taken now is one the page budget will not give later.  A
+crawl that ends by time first (``deadline``, with ``pages_left`` more than it can fetch by then
+never waiting) loses no later page to one taken now, so it takes every idle server's page.
+Plain Python; the clock is passed in (a fake one in tests).
 """
 
 from __future__ import annotations
@@ -41,10 +45,14 @@ class AdaptiveSlack:
     """Chooses the slack maximising relevant pages per second (see the module docstring)."""
 
     def __init__(self, initial: float = 0.5, *, every: int = 10,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, deadline: float | None = None,
+                 pages_left: Callable[[], int | None] = lambda: None) -> None:
         self.value = initial
         self.every = every  # labelled pages between choices
         self.clock = clock
+        self.deadline = deadline  # on ``clock``: when the crawl ends by time (None: never)
+        self.pages_left = pages_left  # what the page budget still allows (None: no bound)
+        self.time_bound = False  # the last choice found the crawl ending by time first
         # [relevant, labelled] of pages handed out as the best, older labels weighing less
         self.best = [0.0, 0.0]
         self.side = [[0.0, 0.0] for _ in EDGES]  # the same per ratio bin, below the best
@@ -131,7 +139,19 @@ class AdaptiveSlack:
             return None
         return self.best_rate() * t / (t + w)
 
+    def ends_by_time(self) -> bool:
+        """Whether the crawl reaches its deadline before its page budget, never waiting (at
+        the pace of hand-outs measured outside waits)."""
+        if self.deadline is None or not self.handouts:
+            return False
+        left = self.pages_left()
+        t = self.work_total / self.handouts
+        return left is None or left * t > self.deadline - self.clock()
+
     def choose(self) -> float:
+        self.time_bound = self.ends_by_time()
+        if self.time_bound:
+            return 1.0
         bar = self.bar()
         if bar is None:
             return self.value
@@ -149,7 +169,8 @@ class AdaptiveSlack:
                 "/side_rate": round(_share(self.side), 4),
                 "/side_pages": self.side_pages,
                 "/wait_s": round(self.wait_total, 1), "/waits": self.waits,
-                "/handout_s": round(t, 3), "/probes": self.probes}
+                "/handout_s": round(t, 3), "/probes": self.probes,
+                "/time_bound": int(self.time_bound)}
 
 
 def _bin(ratio: float) -> int:

@@ -132,8 +132,8 @@ _declare(G, "FOCUS_SLACK", "float?", None,
          "worth at least (1 - SLACK) x the best; None: FOCUS_SLACK_ADAPTIVE for learned (else "
          "0.5), 1.0 for the papers'.")
 _declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", True,
-         "With FOCUS_SLACK unset, the learned order chooses its slack as it crawls: from the "
-         "relevant share of pages taken below the best and the time spent waiting.")
+         "With FOCUS_SLACK unset, the learned order chooses its slack as it crawls, from what "
+         "waiting pays; never waits if CLOSESPIDER_TIMEOUT will end the crawl before MAX_PAGES.")
 _declare(G, "FOCUS_STRICT_ORDER", "bool", False,
          "Hand out a URL only once every fetched page's outlinks are queued: the papers' "
          "sequential crawler (deterministic with CONCURRENT_REQUESTS=1); slower.")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import heapq
 import json
 import math
 import os
@@ -405,6 +406,7 @@ class Oracle:
         self.urls, self.idx, self.graph, self.texts, _ = self.sim.load(
             str(data / "corpus.jsonl.gz"))
         self.blocked = robots_blocked(self.urls, docweb_hosts(data))
+        self.hosts: list[str] | None = None
 
     def found(self, topic: dict, seeds: list[str], budgets: list[int],
               threshold: float = 0.15) -> list[int]:
@@ -417,6 +419,46 @@ class Oracle:
                                [self.idx[s] for s in seeds], self.graph, max(budgets),
                                self.blocked)
         return _count([urls[i] for i in order], rel, seeds, budgets)
+
+    def found_polite(self, topic: dict, seeds: list[str], seconds: float, delay: float,
+                     threshold: float = 0.15) -> int:
+        """Relevant pages the oracle finds from ``seeds`` in ``seconds`` when, as in a polite
+        crawl, each server gives one page per ``delay``: at every tick each host with links
+        waiting fetches its truly best one (no latency, links usable at the next tick)."""
+        urls = self.urls
+        score = {i: s for i, s in topic["ranking"]}
+        rel = {urls[i] for i, s in topic["ranking"] if s >= threshold}
+        if self.hosts is None:
+            self.hosts = [urlsplit(u).hostname or "" for u in urls]
+        order = polite_crawl(lambda page: score.get(page, 0.0), [self.idx[s] for s in seeds],
+                             self.graph, self.hosts, int(seconds / delay) + 1, self.blocked)
+        return _count([urls[i] for i in order], rel, seeds, [len(order)])[0]
+
+
+def polite_crawl(value: Callable[[int], float], seeds: list[int], graph: list[list[int]],
+                 hosts: list[str], ticks: int, blocked: set[int]) -> list[int]:
+    """Pages in the order a crawl fetches them that takes, at each of ``ticks`` ticks, the
+    highest-``value`` waiting page of every host (one page a host a tick)."""
+    seen: set[int] = set()
+    waiting: dict[str, list[tuple[float, int, int]]] = {}
+    fetched: list[int] = []
+
+    def push(page: int) -> None:
+        if page not in seen and page not in blocked:
+            seen.add(page)
+            heapq.heappush(waiting.setdefault(hosts[page], []),
+                           (-value(page), len(seen), page))
+    for s in seeds:
+        push(s)
+    for _ in range(ticks):
+        got = [heapq.heappop(q)[2] for q in waiting.values() if q]
+        if not got:
+            break
+        fetched.extend(got)
+        for page in got:
+            for child in graph[page]:
+                push(child)
+    return fetched
 
 
 def robots_blocked(urls: list[str], hosts: dict[str, dict]) -> set[int]:

@@ -28,7 +28,9 @@ the learned order's slack and verdict on whether the seeds are examples.
 Relevant per minute over a whole crawl favours a crawl that finds little and ends early, so a
 crawl bounded by time (``CLOSESPIDER_TIMEOUT``) is also judged as such: the relevant pages
 among those fetched in its first ``--within`` seconds (``rel@Ns``; a run that ended sooner
-counts what it found, and the runs that did are counted under the table).
+counts what it found, and the runs that did are counted under the table).  With ``--seconds``
+rel@ is also given against a *polite oracle*: docweb's oracle bound by the same politeness, each
+server giving one page per delay, the truly best waiting page of each server at each tick.
 Several crawls run at once (``--parallel``): they share the server, not their politeness.
 """
 
@@ -116,11 +118,14 @@ def _ratio(a: float, b: float) -> str:
 
 
 def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = None,
-              seconds: float = 45.0) -> str:
+              seconds: float = 45.0,
+              polite: dict[tuple[str, str, float], int] | None = None) -> str:
     """Tables of the runs: sums per configuration, then per topic, paired with best-first.
     ``oracle``: (task, topic) -> relevant pages docweb's oracle finds in as many pages from the
     same seeds; a crawl's relevant pages are then also given as a ratio of it.  ``seconds``:
-    the runs' ``within`` figures count the relevant pages fetched in their first that many."""
+    the runs' ``within`` figures count the relevant pages fetched in their first that many.
+    ``polite``: (task, topic, delay) -> relevant pages the oracle finds in those seconds when
+    each server gives one page per delay; rel@ is then also given as a ratio of it."""
     lines: list[str] = []
     tasks = sorted({r["task"] for r in results})
     for delay in sorted({r["delay"] for r in results}):
@@ -148,12 +153,17 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                 lines.append(f"oracle: {best} relevant pages in as many pages a run, summed "
                              f"over topics; 'x oracle' = relevant a run / that; 'behind page' = "
                              f"topics under 0.9x best-first's relevant pages")
+            in_time = sum(polite.get((task, t, delay), 0) for t in topics) if polite else 0
+            if in_time:
+                lines.append(f"polite oracle: {in_time} relevant pages in {seconds:g} s a run "
+                             f"(one page a server every {delay:g} s), summed over topics; "
+                             f"'x polite' = rel@{seconds:g}s a run / that")
             lines.append(f"{'config':22s} {'relevant':>8s} {'pages':>6s} {'seconds':>8s} "
                          f"{'rel/page':>8s} {'pages/s':>7s} {'rel/min':>7s} {'vs BF':>6s} "
                          f"{'behind':>6s}" + (f" {'x oracle':>8s} {'behind page':>11s}"
                                               if best else "")
                          + f" {'rel@' + format(seconds, 'g') + 's':>8s} {'vs BF':>6s} "
-                           f"{'behind':>6s}")
+                           f"{'behind':>6s}" + (f" {'x polite':>8s}" if in_time else ""))
             for label in labels:
                 found, pages, secs = sums[label]
                 behind = sum(1 for t in topics if _topic(per, label, t)[0]
@@ -169,7 +179,8 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                         if best else "")
                     + f" {within[label]:8d} "
                       f"{_ratio(within[label], within[BASE]) if base else '-':>6s} "
-                      f"{_behind(per, label, topics, 'within') if base else '-':>6}")
+                      f"{_behind(per, label, topics, 'within') if base else '-':>6}"
+                    + (f" {within[label] / repeats[label] / in_time:7.2f}x" if in_time else ""))
             ended = sum(1 for r in rows if r["seconds"] < seconds)
             if ended:
                 lines.append(f"({ended} run(s) ended within {seconds:g} s: rel@ counts all "
@@ -303,13 +314,18 @@ def main() -> int:
     oracle = Oracle(docweb_dir())
     best = {(task, t["id"]): oracle.found(t, _seeds(t, task), [args.max_pages])[0]
             for t in chosen for task in args.tasks}
-    print(summarise(results, best, args.within))
+    # a crawl bounded by time is measured against the oracle bound by the same politeness
+    polite = {(task, t["id"], d): oracle.found_polite(t, _seeds(t, task), args.seconds, d)
+              for t in chosen for task in args.tasks for d in args.delays} if args.seconds else {}
+    print(summarise(results, best, args.within, polite))
     if args.out:
         args.out.write_text(json.dumps({"max_pages": args.max_pages, "repeat": args.repeat,
                                         "within": args.within,
                                         "topic_defs": str(args.topic_defs or ""),
                                         "oracle": {f"{task}/{t}": n
                                                    for (task, t), n in best.items()},
+                                        "polite_oracle": {f"{task}/{t}/{d:g}": n for
+                                                          (task, t, d), n in polite.items()},
                                         "runs": results}, indent=1) + "\n")
     return 0
 

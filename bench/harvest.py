@@ -421,17 +421,20 @@ class Oracle:
         return _count([urls[i] for i in order], rel, seeds, budgets)
 
     def found_polite(self, topic: dict, seeds: list[str], seconds: float, delay: float,
-                     threshold: float = 0.15) -> int:
+                     threshold: float = 0.15, keywords: bool = False) -> int:
         """Relevant pages the oracle finds from ``seeds`` in ``seconds`` when, as in a polite
         crawl, each server gives one page per ``delay``: at every tick each host with links
-        waiting fetches its truly best one (no latency, links usable at the next tick)."""
+        waiting fetches its truly best one (no latency, links usable at the next tick).
+        ``keywords``: best by the page's keyword cosine instead (the keyword oracle)."""
         urls = self.urls
         score = {i: s for i, s in topic["ranking"]}
         rel = {urls[i] for i, s in topic["ranking"] if s >= threshold}
         if self.hosts is None:
             self.hosts = [urlsplit(u).hostname or "" for u in urls]
-        order = polite_crawl(lambda page: score.get(page, 0.0), [self.idx[s] for s in seeds],
-                             self.graph, self.hosts, int(seconds / delay) + 1, self.blocked)
+        value = (_keyword_cosines(self.sim, topic["keywords"], self.texts) if keywords
+                 else lambda page: score.get(page, 0.0))
+        order = polite_crawl(value, [self.idx[s] for s in seeds], self.graph, self.hosts,
+                             int(seconds / delay) + 1, self.blocked)
         return _count([urls[i] for i in order], rel, seeds, [len(order)])[0]
 
 

@@ -30,7 +30,8 @@ crawl bounded by time (``CLOSESPIDER_TIMEOUT``) is also judged as such: the rele
 among those fetched in its first ``--within`` seconds (``rel@Ns``; a run that ended sooner
 counts what it found, and the runs that did are counted under the table).  With ``--seconds``
 rel@ is also given against a *polite oracle*: docweb's oracle bound by the same politeness, each
-server giving one page per delay, the truly best waiting page of each server at each tick.
+server giving one page per delay, the truly best waiting page of each server at each tick (and
+what the same oracle finds ordering by keyword cosine instead, a perfect link model's share).
 Several crawls run at once (``--parallel``): they share the server, not their politeness.
 """
 
@@ -119,13 +120,14 @@ def _ratio(a: float, b: float) -> str:
 
 def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = None,
               seconds: float = 45.0,
-              polite: dict[tuple[str, str, float], int] | None = None) -> str:
+              polite: dict[tuple[str, str, float], tuple[int, int]] | None = None) -> str:
     """Tables of the runs: sums per configuration, then per topic, paired with best-first.
     ``oracle``: (task, topic) -> relevant pages docweb's oracle finds in as many pages from the
     same seeds; a crawl's relevant pages are then also given as a ratio of it.  ``seconds``:
     the runs' ``within`` figures count the relevant pages fetched in their first that many.
-    ``polite``: (task, topic, delay) -> relevant pages the oracle finds in those seconds when
-    each server gives one page per delay; rel@ is then also given as a ratio of it."""
+    ``polite``: (task, topic, delay) -> relevant pages the oracle, and the keyword oracle, find
+    in those seconds when each server gives one page per delay; rel@ is then also given as a
+    ratio of the oracle's."""
     lines: list[str] = []
     tasks = sorted({r["task"] for r in results})
     for delay in sorted({r["delay"] for r in results}):
@@ -153,11 +155,13 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                 lines.append(f"oracle: {best} relevant pages in as many pages a run, summed "
                              f"over topics; 'x oracle' = relevant a run / that; 'behind page' = "
                              f"topics under 0.9x best-first's relevant pages")
-            in_time = sum(polite.get((task, t, delay), 0) for t in topics) if polite else 0
+            in_time, by_kw = (sum(polite.get((task, t, delay), (0, 0))[k] for t in topics)
+                              for k in (0, 1)) if polite else (0, 0)
             if in_time:
                 lines.append(f"polite oracle: {in_time} relevant pages in {seconds:g} s a run "
-                             f"(one page a server every {delay:g} s), summed over topics; "
-                             f"'x polite' = rel@{seconds:g}s a run / that")
+                             f"(one page a server every {delay:g} s; by keyword cosine "
+                             f"{by_kw}), summed over topics; 'x polite' = rel@{seconds:g}s a "
+                             f"run / the oracle's")
             lines.append(f"{'config':22s} {'relevant':>8s} {'pages':>6s} {'seconds':>8s} "
                          f"{'rel/page':>8s} {'pages/s':>7s} {'rel/min':>7s} {'vs BF':>6s} "
                          f"{'behind':>6s}" + (f" {'x oracle':>8s} {'behind page':>11s}"
@@ -315,7 +319,9 @@ def main() -> int:
     best = {(task, t["id"]): oracle.found(t, _seeds(t, task), [args.max_pages])[0]
             for t in chosen for task in args.tasks}
     # a crawl bounded by time is measured against the oracle bound by the same politeness
-    polite = {(task, t["id"], d): oracle.found_polite(t, _seeds(t, task), args.seconds, d)
+    polite = {(task, t["id"], d): (oracle.found_polite(t, _seeds(t, task), args.seconds, d),
+                                   oracle.found_polite(t, _seeds(t, task), args.seconds, d,
+                                                       keywords=True))
               for t in chosen for task in args.tasks for d in args.delays} if args.seconds else {}
     print(summarise(results, best, args.within, polite))
     if args.out:

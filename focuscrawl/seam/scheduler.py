@@ -94,6 +94,9 @@ class FocusScheduler:
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
         self.error: str | None = None  # the crawl could not start (see open)
         self.order_options: dict[str, Any] = {}  # what fixes the crawl order (kept in JOBDIR)
+        # an order still deciding whether the seeds are examples (-a examples=auto): asked
+        # after each page until it has said, then never again
+        self._judging = False
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_opened, signal=signals.spider_opened)
@@ -144,6 +147,7 @@ class FocusScheduler:
             reason = BAD_JOBDIR  # only a journaled state can fail to load
             self.state = crawl_state(self.crawler, self.jobdir_path, self.lifecycle)
             self.state.load(self.frontier, self.order_options)
+            self._judging = getattr(self.frontier, "examples", False) is None
             # the spider drops the outlinks the order would ignore (a URL handed out) or only
             # count as an in-link (a URL queued, in the learned order)
             self.services.known_urls.register(
@@ -298,11 +302,13 @@ class FocusScheduler:
                      **kwargs: Any) -> None:
         if self.frontier is not None:
             self.state.record(Op.SCORED, url, score, hot, digest)
-            deciding = getattr(self.frontier, "examples", False) is None
             self.frontier.crawled(url, score, hot, digest)
-            verdict = getattr(self.frontier, "examples", None) if deciding else None
-            if verdict is not None:
-                self.crawler.signals.send_catch_log(focus_signals.seeds_judged, examples=verdict)
+            if self._judging:
+                verdict = getattr(self.frontier, "examples", None)
+                if verdict is not None:
+                    self._judging = False
+                    self.crawler.signals.send_catch_log(focus_signals.seeds_judged,
+                                                        examples=verdict)
             if self.frontier.stats["pages"] % 20 == 0:
                 self._update_stats()
 

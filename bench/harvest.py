@@ -439,21 +439,18 @@ class Oracle:
 
 
 def polite_crawl(value: Callable[[int], float], seeds: list[int], graph: list[list[int]],
-                 hosts: list[str], ticks: int, blocked: set[int],
-                 link_value: Callable[[int, int], float] | None = None) -> list[int]:
+                 hosts: list[str], ticks: int, blocked: set[int]) -> list[int]:
     """Pages in the order a crawl fetches them that takes, at each of ``ticks`` ticks, the
-    highest-``value`` waiting page of every host (one page a host a tick).  ``link_value``
-    (parent, page), if given, values a page by the link it was first found by instead (a
-    seed: ``value``)."""
+    highest-``value`` waiting page of every host (one page a host a tick)."""
     seen: set[int] = set()
     waiting: dict[str, list[tuple[float, int, int]]] = {}
     fetched: list[int] = []
 
-    def push(page: int, parent: int | None = None) -> None:
+    def push(page: int) -> None:
         if page not in seen and page not in blocked:
             seen.add(page)
-            v = value(page) if link_value is None or parent is None else link_value(parent, page)
-            heapq.heappush(waiting.setdefault(hosts[page], []), (-v, len(seen), page))
+            heapq.heappush(waiting.setdefault(hosts[page], []),
+                           (-value(page), len(seen), page))
     for s in seeds:
         push(s)
     for _ in range(ticks):
@@ -463,7 +460,7 @@ def polite_crawl(value: Callable[[int], float], seeds: list[int], graph: list[li
         fetched.extend(got)
         for page in got:
             for child in graph[page]:
-                push(child, page)
+                push(child)
     return fetched
 
 

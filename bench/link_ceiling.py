@@ -10,15 +10,18 @@ on each server is taken, no latency).  Per topic and task, the replay is ordered
 
 - the **oracle**: each page's judged relevance (docweb's, what the crawl is judged by);
 - the **keyword oracle**: each page's keyword cosine (known only after fetching it);
-- **best-first**: the keyword cosine of the page that linked to it first (Pant's);
-- **link models trained with hindsight**: a logistic regression (scikit-learn) over what a
-  crawl can know of a link before fetching it: its URL's words and host (hashed), the target's
-  title standing in for the link's anchor text (``+title``), and the best keyword cosine among
-  the pages that link to it.  It is trained on a random share (``--shares``) of the corpus's
-  pages, labelled by docweb's judgement or by the crawler's own rule (keyword cosine at least
-  ``FOCUS_RELEVANT_SCORE``'s default, 0.1), and predicts the other pages (cross-fitted: no page
-  is valued by a model that saw its label).  A crawl of 120 s fetches about 1,000 pages, 6% of
-  the corpus: that is the labels a learned order has had by its end.
+- **best-first**: the best keyword cosine among the fetched pages that link to it (Pant's, as
+  the crawler's best-first keeps it);
+- **online link models**: a logistic regression (scikit-learn) over what a crawl can know of a
+  link before fetching it: its URL's words and host (hashed), the target's title standing in
+  for the link's anchor text (``+title``), and the best keyword cosine among the fetched pages
+  linking to it; fitted every 5 ticks to the pages the replay has fetched, labelled by the
+  crawler's own rule (keyword cosine at least ``FOCUS_RELEVANT_SCORE``'s default, 0.1) or by
+  docweb's judgement (what a perfect page classifier would say), best-first until then;
+- **link models trained with hindsight**: the same regression (the linking pages' cosine taken
+  over all of them) trained on a random share (``--shares``) of the corpus's pages with either
+  label, each page valued by a model that did not see its label (cross-fitted).  A crawl of
+  120 s fetches about 1,000 pages, 6% of the corpus.
 
 Printed: the relevant pages (judge score >= 0.15, seeds excluded) each order finds in
 ``--seconds``, summed over the topics, and as a ratio of best-first's in the same replay.
@@ -87,6 +90,62 @@ def cross_fitted(x: sp.csr_matrix, labels: np.ndarray, share: float, seed: int) 
     return prob
 
 
+def online_crawl(words: sp.csr_matrix, labels: np.ndarray, kw: np.ndarray, seeds: list[int],
+                 graph: list[list[int]], hosts: list[str], ticks: int, blocked: set[int],
+                 refit: int = 5) -> list[int]:
+    """A polite crawl that learns as it goes, from its own pages only: every ``refit`` ticks a
+    logistic regression over the fetched pages' ``words`` and the best keyword cosine of their
+    fetched parents is fitted to their ``labels`` and re-values every waiting page (new pages
+    are valued by it as they are found); until it has seen both labels (never, with labels all
+    False), best-first's value: the best keyword cosine among the fetched pages linking there."""
+    n = len(hosts)
+    seen: set[int] = set()
+    waiting: dict[str, list[int]] = {}
+    parent_kw = np.zeros(n)  # the best keyword cosine among the fetched pages linking here
+    value = np.zeros(n)
+    fetched: list[int] = []
+    model: LogisticRegression | None = None
+
+    def rows(pages: list[int]) -> sp.csr_matrix:
+        return sp.hstack([words[pages], sp.csr_matrix(parent_kw[pages][:, None])]).tocsr()
+
+    for s in seeds:
+        if s not in seen:
+            seen.add(s)
+            waiting.setdefault(hosts[s], []).append(s)
+            value[s] = 2.0  # the user's start pages first
+    for tick in range(ticks):
+        got = []
+        for queue in waiting.values():
+            if queue:
+                best = int(np.argmax(value[queue]))
+                queue[best], queue[-1] = queue[-1], queue[best]
+                got.append(queue.pop())
+        if not got:
+            break
+        fetched.extend(got)
+        found: list[int] = []  # pages to value now: new ones (all of them without a model)
+        for page in got:
+            for child in graph[page]:
+                parent_kw[child] = max(parent_kw[child], kw[page])
+                if child not in seen and child not in blocked:
+                    seen.add(child)
+                    waiting.setdefault(hosts[child], []).append(child)
+                    found.append(child)
+                elif model is None:
+                    found.append(child)  # best-first: a better parent raises a waiting page
+        if (tick + 1) % refit == 0:
+            known = labels[fetched]
+            if known.any() and not known.all():
+                model = LogisticRegression(C=4.0, solver="liblinear", class_weight="balanced")
+                model.fit(rows(fetched), known)
+                found = [p for queue in waiting.values() for p in queue]
+        if found:
+            value[found] = (parent_kw[found] if model is None
+                            else model.predict_proba(rows(found))[:, 1])
+    return fetched
+
+
 class Corpus:
     """docweb's corpus graph and the link evidence the models read, made once."""
 
@@ -123,15 +182,27 @@ class Corpus:
         starts = [oracle.idx[s] for s in seeds]
         found: dict[str, int] = {}
 
-        def replay(name: str, value: Any, link_value: Any = None) -> None:
-            order = polite_crawl(value, starts, oracle.graph, self.hosts, ticks, oracle.blocked,
-                                 link_value)[:pages]
+        def replay(name: str, value: Any) -> None:
+            order = polite_crawl(value, starts, oracle.graph, self.hosts, ticks,
+                                 oracle.blocked)[:pages]
             found[name] = _count([oracle.urls[i] for i in order], relevant, seeds,
                                  [len(order)])[0]
 
         replay("oracle", lambda page: judged[page])
         replay("keyword oracle", lambda page: kw[page])
-        replay("best-first", lambda page: 2.0, lambda parent, page: kw[parent])
+        order = online_crawl(self.url_words, np.zeros(n, dtype=bool), kw, starts, oracle.graph,
+                             self.hosts, ticks, oracle.blocked)[:pages]
+        found["best-first"] = _count([oracle.urls[i] for i in order], relevant,
+                                                  seeds, [len(order)])[0]
+        for labels_by, labels in (("keywords", kw >= self.keyword_rule),
+                                  ("judged", judged >= THRESHOLD)):
+            for what, words in (("URL", self.url_words),
+                                ("URL+title", sp.hstack([self.url_words,
+                                                         self.title_words]).tocsr())):
+                order = online_crawl(words, labels, kw, starts, oracle.graph, self.hosts, ticks,
+                                     oracle.blocked)[:pages]
+                found[f"online {what}, its pages labelled by {labels_by}"] = _count(
+                    [oracle.urls[i] for i in order], relevant, seeds, [len(order)])[0]
         seed = zlib.crc32(topic["id"].encode())
         for share in shares:
             for labels_by, labels in (("judged", judged >= THRESHOLD),

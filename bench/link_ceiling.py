@@ -1,6 +1,7 @@
-"""How far link evidence can carry a polite crawl: a link model trained with hindsight.
+"""Link models in a polite replay: how far a plain regression over a link's own evidence
+orders a polite crawl, online or trained with hindsight, against best-first and the oracles.
 
-    .venv/bin/python bench/link_ceiling.py [--seconds 120] [--delay 1.0]
+    .venv/bin/python bench/link_ceiling.py [--seconds 120 | --pages 500] [--delay 1.0]
         [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
         [--shares 0.5 0.06] [--out results.json]
 
@@ -182,27 +183,28 @@ class Corpus:
         starts = [oracle.idx[s] for s in seeds]
         found: dict[str, int] = {}
 
+        def count(order: list[int]) -> int:
+            order = order[:pages]
+            return _count([oracle.urls[i] for i in order], relevant, seeds, [len(order)])[0]
+
         def replay(name: str, value: Any) -> None:
-            order = polite_crawl(value, starts, oracle.graph, self.hosts, ticks,
-                                 oracle.blocked)[:pages]
-            found[name] = _count([oracle.urls[i] for i in order], relevant, seeds,
-                                 [len(order)])[0]
+            found[name] = count(polite_crawl(value, starts, oracle.graph, self.hosts, ticks,
+                                             oracle.blocked))
+
+        def learning(words: sp.csr_matrix, labels: np.ndarray) -> int:
+            return count(online_crawl(words, labels, kw, starts, oracle.graph, self.hosts,
+                                      ticks, oracle.blocked))
 
         replay("oracle", lambda page: judged[page])
         replay("keyword oracle", lambda page: kw[page])
-        order = online_crawl(self.url_words, np.zeros(n, dtype=bool), kw, starts, oracle.graph,
-                             self.hosts, ticks, oracle.blocked)[:pages]
-        found["best-first"] = _count([oracle.urls[i] for i in order], relevant,
-                                                  seeds, [len(order)])[0]
+        found["best-first"] = learning(self.url_words, np.zeros(n, dtype=bool))  # never fits
         for labels_by, labels in (("keywords", kw >= self.keyword_rule),
                                   ("judged", judged >= THRESHOLD)):
             for what, words in (("URL", self.url_words),
                                 ("URL+title", sp.hstack([self.url_words,
                                                          self.title_words]).tocsr())):
-                order = online_crawl(words, labels, kw, starts, oracle.graph, self.hosts, ticks,
-                                     oracle.blocked)[:pages]
-                found[f"online {what}, its pages labelled by {labels_by}"] = _count(
-                    [oracle.urls[i] for i in order], relevant, seeds, [len(order)])[0]
+                found[f"online {what}, its pages labelled by {labels_by}"] = learning(words,
+                                                                                      labels)
         seed = zlib.crc32(topic["id"].encode())
         for share in shares:
             for labels_by, labels in (("judged", judged >= THRESHOLD),

@@ -51,12 +51,12 @@ sys.path.insert(0, str(HERE))
 
 from harvest import (Oracle, _count, data_dir, docweb_data, docweb_dir,  # noqa: E402, I001
                      polite_crawl, topics_from)
+from live_focus import TASKS, _seeds  # noqa: E402
 
 from focuscrawl import config  # noqa: E402
 from focuscrawl.core.learned.features import url_tokens  # noqa: E402
 from focuscrawl.core.relevance import tokenize  # noqa: E402
 
-TASKS = {"examples": "from_examples", "neighbors": "from_neighbors"}
 THRESHOLD = 0.15  # docweb's relevant pages, as simulate.py counts them
 BITS = 18
 
@@ -169,7 +169,7 @@ class Corpus:
         """Relevant pages each order finds from ``topic``'s seeds for ``task`` in ``ticks``
         (or in its first ``pages`` pages)."""
         oracle, n = self.oracle, len(self.oracle.urls)
-        seeds = [s if isinstance(s, str) else s["url"] for s in topic["seeds"][TASKS[task]]]
+        seeds = _seeds(topic, task)
         judged = np.zeros(n)
         for i, s in topic["ranking"]:
             judged[i] = s
@@ -241,9 +241,8 @@ def main() -> int:
         for topic in topics:
             found = corpus.replays(topic, task, ticks, args.shares, args.pages)
             if args.pages:
-                seeds = [s if isinstance(s, str) else s["url"]
-                         for s in topic["seeds"][TASKS[task]]]
-                found["oracle, not polite"] = corpus.oracle.found(topic, seeds, [args.pages])[0]
+                found["oracle, not polite"] = corpus.oracle.found(topic, _seeds(topic, task),
+                                                                  [args.pages])[0]
             total.update(found)
             results[f"{task}/{topic['id']}"] = found
         base = total["best-first"]

@@ -215,10 +215,10 @@ def test_focus_line_says_share_harvest_and_eta():
         "120 pages, 51 relevant (harvest 0.42), 37 hot, 0 queued, servers 3 busy of 9")
 
 
-def configured_spider(values: dict) -> TopicSpider:
+def configured_spider(values: dict, **settings) -> TopicSpider:
     """A topic spider for "regex", configured without a crawl: its stats go to ``values``."""
     spider = TopicSpider(keywords="regex", seeds="http://a.test/index.html")
-    spider.settings = project_settings()
+    spider.settings = project_settings(**settings)
 
     class FakeCrawler:
         class stats:  # noqa: N801 - a minimal stats collector
@@ -266,7 +266,7 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     page's count of them goes to ``focus/links/known`` once.  The answer is asked with the
     page's URL (the learned order counts an in-link from it)."""
     values: dict = {}
-    spider = configured_spider(values)
+    spider = configured_spider(values, FOCUS_STRATEGY="best-first")
     spider.known_urls = KnownUrls()
     asked: list[str] = []
     parents: set[str] = set()
@@ -284,6 +284,32 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     assert values["focus/links/known"] == 1
     spider.known_urls.register(None)  # the scheduler closed: every link is built again
     assert len(list(spider.parse(response))) == 3
+
+
+def test_a_learning_order_gets_every_link_whose_words_name_the_topic():
+    """The learned order keeps, for a queued URL, the keyword matches of its best in-link: a
+    link whose anchor or context names the topic is built without asking ``KnownUrls``; the
+    others are asked as with any order."""
+    spider = configured_spider({})
+    assert spider.learning
+    spider.known_urls = KnownUrls()
+    asked: list[str] = []
+    spider.known_urls.register(lambda url, score, parent: asked.append(url) or True)
+
+    def parse(path: str) -> list[str]:
+        response = HtmlResponse(f"http://a.test{path}", encoding="utf-8",
+                                body=PAGES["a.test"][path].body.encode(),
+                                headers={"Content-Type": "text/html"},
+                                request=Request(f"http://a.test{path}"))
+        return [r.url for r in list(spider.parse(response))[1:]]
+
+    # the text around both links of the regex page says "regex"
+    assert parse("/regex.html") == ["http://a.test/index.html",
+                                    "http://b.test/deep/regex-more.html"]
+    assert asked == []
+    # the index's links say nothing of regex (the URL alone does not count): all asked, dropped
+    assert parse("/index.html") == []
+    assert "http://a.test/regex.html" in asked
 
 
 @pytest.mark.parametrize("args, message", [

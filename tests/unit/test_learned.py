@@ -24,6 +24,7 @@ from focuscrawl.core.learned import (
     PageDigest,
     TopicProfile,
 )
+from focuscrawl.core.learned.defaults import KW_CONTEXT, PARENT
 from focuscrawl.core.learned.training import Trainer
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.relevance import Topic
@@ -336,6 +337,41 @@ def test_seeds_come_first_and_a_failed_fetch_teaches_a_negative_label():
     f.failed("http://a.test/glacier")
     assert f.labels["http://a.test/glacier"] == 0.0
     assert f.scorer.hosts.n[f.scorer.hosts.id("a.test")] == 2  # the seed and the failed page
+
+
+def test_a_queued_url_takes_the_best_words_of_its_in_links():
+    """A second link to a queued URL, from a parent no more relevant, still counts when its
+    anchor or context names the topic and the kept link's did not: the URL's row takes those
+    words and keeps the better parent; a link that adds nothing is only counted."""
+    f = learned()
+    f.add(Link("http://a.test/", host="a.test"))
+    seed = f.pop()
+    assert seed is not None
+    f.crawled(seed.url, 0.6, True)  # labelled by its keyword score
+    f.add(Link("http://b.test/", host="b.test"))
+    other = f.pop()
+    assert other is not None
+    f.crawled(other.url, 0.0, False)
+    url = "http://c.test/notes.html"
+    assert f.add(Link(url, host="c.test", anchor="next", parent=seed.url, depth=1))
+    f.flush()
+    store = f.scorer.store
+    entry = f.entries[url]
+    first, parent = entry.score, store.dense_value(entry.extra, PARENT)
+    assert store.dense_value(entry.extra, KW_CONTEXT) == 0.0
+    # a less relevant parent, words that add nothing: one more in-link, nothing else
+    assert not f.add(Link(url, host="c.test", anchor="next", parent=other.url, depth=1))
+    # ... words that name the topic: the row takes them, and the better parent stays
+    assert f.add(Link(url, host="c.test", anchor="notes", parent=other.url, depth=1,
+                      context="field notes on glacier retreat"))
+    f.flush()
+    assert store.dense_value(entry.extra, KW_CONTEXT) == 1.0
+    assert store.dense_value(entry.extra, PARENT) == parent
+    assert entry.score > first
+    assert store.inlinks[entry.extra] == 3.0
+    # once the kept words name the topic, another such link is only counted
+    assert not f.add(Link(url, host="c.test", anchor="notes", parent=other.url, depth=1,
+                          context="glacier"))
 
 
 def test_example_seeds_are_relevant_whatever_their_words():

@@ -18,6 +18,8 @@ PRIOR_BIAS = -3.0
 PROFILE_SCALES = {"a": 4.0, "u": 3.0, "c": 2.0}
 PARENT = DENSE.index("parent")  # the parent page's relevance: best-first's one feature
 SEED = DENSE.index("seed")
+KW_ANCHOR = DENSE.index("kw_anchor")  # a keyword in the anchor text
+KW_CONTEXT = DENSE.index("kw_context")  # ... in the text around the link
 DYNAMIC = 5  # host, directory, parent evidence, log(in-links), sibling: at scoring time
 assert len(DENSE_PRIOR) == len(DENSE) + DYNAMIC
 # the names :meth:`Learned.explain` gives the dense columns' parts (the dynamic ones in the

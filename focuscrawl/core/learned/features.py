@@ -31,6 +31,10 @@ NAMESPACES = ("a", "u", "c")  # anchor, URL, context: the text namespaces the pr
 # dense columns, in order
 DENSE = ("parent", "grandparent", "kw_anchor", "kw_url", "kw_context", "same_host", "chrome",
          "depth", "seed")
+#: the columns a link's row takes from the best of its in-links (FeatureStore.keep_best): the
+#: parents' relevance and keyword matches, each as the best in-link has it
+BEST_OF_INLINKS = tuple(DENSE.index(c) for c in
+                        ("parent", "grandparent", "kw_anchor", "kw_url", "kw_context"))
 _URL_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # URL words that say nothing about a page's subject
 URL_STOP = frozenset(
@@ -106,6 +110,11 @@ class LinkFeaturizer:
                     if tokens[i] == first and tuple(tokens[i:i + n]) == phrase:
                         return 1.0
         return 0.0
+
+    def names_topic(self, anchor: str, context: str) -> tuple[float, float]:
+        """The keyword matches of a link's anchor and of its context, as :meth:`link` has them."""
+        return (self._keyword(tokenize(anchor)) if anchor else 0.0,
+                self._keyword(self._context_tokens(context)) if context else 0.0)
 
     def _context_tokens(self, context: str) -> list[str]:
         # a site's navigation repeats on every page: the same context string, tokenized once
@@ -329,6 +338,12 @@ class FeatureStore:
 
     def dense(self, slots: np.ndarray) -> np.ndarray:
         return self._dense[slots]
+
+    def keep_best(self, slot: int, other: int) -> None:
+        """``slot``'s evidence columns (:data:`BEST_OF_INLINKS`) become the better of its own and
+        ``other``'s: a URL's row holds the best its in-links say, not one link's."""
+        cols = list(BEST_OF_INLINKS)
+        self._dense[slot, cols] = np.maximum(self._dense[slot, cols], self._dense[other, cols])
 
     def dense_value(self, slot: int, column: int) -> float:
         """One dense value of one row, as ``float(dense(np.array([slot]))[0, column])``

@@ -184,16 +184,21 @@ class Learned(Frontier):
         store = self.scorer.store
         store.inlinks[slot] += 1.0
         if self.trainer.parent_relevance(link.parent, link.parent_score) <= \
-                store.dense_value(slot, PARENT):
-            return False  # evidence from a parent no more relevant: the first link stands
-        self.pending.append((entry, self._featurize(link)))
+                store.dense_value(slot, PARENT) and \
+                not self.scorer.names_topic_anew(slot, link.anchor, str(link.context)):
+            return False  # no better parent, no keyword the kept link lacks: it stands
+        new = self._featurize(link)
+        store.keep_best(new, slot)
+        self.pending.append((entry, new))
         return True
 
     def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
         """:meth:`improve`'s first case, asked before the link is built: a link to a URL
         queued (or waiting to be scored) from a parent no more relevant than its first one.
-        Most of a crawl's outlinks that are not to pages fetched are such links, and a Request
-        each through the spider middlewares and the scheduler cost more than the rest of the
+        The link's words are not known here: a caller asks only of links whose anchor and
+        context name no keyword (the spider sends the others, whose words may count).  Most of
+        a crawl's outlinks that are not to pages fetched are such links, and a Request each
+        through the spider middlewares and the scheduler cost more than the rest of the
         order's work.  Not with MAX_BUFFER (an eviction before the link arrived would make it
         a new URL) or link nearness (it keeps every link's place among its parent's).  The
         link filters are not asked again: a URL they let through once gets the in-link even

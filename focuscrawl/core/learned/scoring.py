@@ -10,6 +10,8 @@ import numpy as np
 from .areas import AreaStats
 from .defaults import (
     DENSE_PRIOR,
+    KW_ANCHOR,
+    KW_CONTEXT,
     PARENT,
     PARENT_EXPERT,
     PART_NAMES,
@@ -66,6 +68,18 @@ class Scorer:
         hub = self.hubs.id(parent or "") if self.hub_areas else 0
         return self.store.add(cols, vals, dense, self.hosts.id(host),
                               self.dirs.id(directory_of(url)), hub)
+
+    def names_topic_anew(self, slot: int, anchor: str, context: str) -> bool:
+        """Whether a link's ``anchor`` or ``context`` names a keyword where the link kept in
+        ``slot`` did not: a URL's best words may come from any of its in-links (on docweb the
+        words around a page's best in-link predict it as well as its best parent does)."""
+        store = self.store
+        kept_anchor = store.dense_value(slot, KW_ANCHOR)
+        kept_context = store.dense_value(slot, KW_CONTEXT)
+        if kept_anchor and kept_context or not (anchor or context):
+            return False
+        in_anchor, in_context = self.featurizer.names_topic(anchor, context)
+        return in_anchor > kept_anchor or in_context > kept_context
 
     def dynamic(self, slots: np.ndarray) -> np.ndarray:
         areas = self.store.areas(slots)

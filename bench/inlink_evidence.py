@@ -88,7 +88,7 @@ def parse_corpus() -> dict[str, Any]:
 def evidence(topic: Topic, pages: list[int], corpus: dict[str, Any]) -> dict[str, list[float]]:
     """Each piece of :data:`EVIDENCE` for each of ``pages``."""
     inlinks, main = corpus["inlinks"], corpus["main"]
-    keyword = LinkFeaturizer(topic.phrases)._keyword
+    names_topic = LinkFeaturizer(topic.phrases).names_topic
     cosines: dict[int, float] = {}
     words: dict[str, tuple[float, float]] = {}
 
@@ -101,9 +101,8 @@ def evidence(topic: Topic, pages: list[int], corpus: dict[str, Any]) -> dict[str
         """(a keyword in the anchor or context, the cosine of both): many links repeat."""
         key = f"{anchor}\x00{context}"
         if key not in words:
-            tokens = tokenize(f"{anchor} {context}")
-            words[key] = (max(keyword(tokenize(anchor)), keyword(tokenize(context))),
-                          topic.cosine(tokens))
+            words[key] = (max(names_topic(anchor, context)),
+                          topic.cosine(tokenize(f"{anchor} {context}")))
         return words[key]
 
     out: dict[str, list[float]] = {name: [] for name in EVIDENCE}

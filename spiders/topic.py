@@ -276,12 +276,10 @@ class TopicSpider(scrapy.Spider):
             if not self._allowed(target):
                 stats.inc_value("focus/links/offsite")
                 continue
-            keyword = self.topic.mentions(link.anchor)
-            if ignores is not None and not (self.learning and (
-                    keyword or self.topic.mentions(str(link.context)))):
-                # a learning order takes a URL's best words from any in-link: not dropped
+            if ignores is not None:
                 key = request_key(target)
-                if key is not None and ignores(key, scored.score, url):
+                if key is not None and ignores(key, scored.score, url, link.anchor,
+                                               link.context):
                     known += 1
                     continue
             yield scrapy.Request(
@@ -292,7 +290,8 @@ class TopicSpider(scrapy.Spider):
                         "parent": url,
                         "parent_score": scored.score,
                         "parent_hot": scored.hot,
-                        "keyword": keyword or self.topic.mentions(target),
+                        "keyword": self.topic.mentions(link.anchor)
+                        or self.topic.mentions(target),
                         "context": link.context if self.learning else "",
                         "chrome": link.chrome,
                     }

@@ -55,9 +55,11 @@ class KnownLinks:
         self.any_link = config.get("strategy") == "breadth-first"
         return self.ignores
 
-    def ignores(self, url: str, parent_score: float, parent: str | None = None) -> bool:
+    def ignores(self, url: str, parent_score: float, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
         """True if Redis would change nothing but a counter for a link to ``url`` from a page
-        scored ``parent_score`` (``KnownUrls.ignores``; the parent's URL is not needed)."""
+        scored ``parent_score`` (``KnownUrls.ignores``; the parent's URL and the link's words
+        are not needed)."""
         floor = self._new.get(url)
         if floor is None:
             floor = self._old.get(url)

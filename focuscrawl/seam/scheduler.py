@@ -248,14 +248,15 @@ class FocusScheduler:
             self.lifecycle.settle_from(lease, source)
         return queued
 
-    def _drops(self, url: str, parent_score: float, parent: str | None = None) -> bool:
+    def _drops(self, url: str, parent_score: float, parent: str | None = None,
+               anchor: str = "", context: object = "") -> bool:
         """``KnownUrls.ignores`` for an order that counts in-links: a link it ignores, or one
         it only counts (counted here, journaled first, as :meth:`enqueue_request` would)."""
         frontier = self.frontier
         assert frontier is not None
         if frontier.ignores(url, parent_score):
             return True
-        if parent is None or not frontier.only_counts(url, parent, parent_score):
+        if parent is None or not frontier.only_counts(url, parent, parent_score, anchor, context):
             return False
         self.state.record(Op.INLINK, url)
         frontier.count_inlink(url)

@@ -59,7 +59,8 @@ class RobotsRules(Protocol):
         ...
 
 
-def _ignores_none(url: str, parent_score: float, parent: str | None = None) -> bool:
+def _ignores_none(url: str, parent_score: float, parent: str | None = None, anchor: str = "",
+                  context: object = "") -> bool:
     return False
 
 
@@ -75,7 +76,8 @@ class KnownUrls:
 
     def __init__(self) -> None:
         #: (url as the scheduler keys it, the linking page's score, the linking page's
-        #: canonical URL) -> drop the link; read once per page
+        #: canonical URL, the link's anchor text, its context) -> drop the link; read once
+        #: per page
         self.ignores: Callable[..., bool] = _ignores_none
 
     def register(self, ignores: Callable[..., bool] | None) -> None:

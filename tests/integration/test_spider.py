@@ -266,12 +266,12 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     page's count of them goes to ``focus/links/known`` once.  The answer is asked with the
     page's URL (the learned order counts an in-link from it)."""
     values: dict = {}
-    spider = configured_spider(values, FOCUS_STRATEGY="best-first")
+    spider = configured_spider(values)
     spider.known_urls = KnownUrls()
     asked: list[str] = []
     parents: set[str] = set()
     spider.known_urls.register(
-        lambda url, score, parent: asked.append(url) or parents.add(parent)
+        lambda url, score, parent, anchor, context: asked.append(url) or parents.add(parent)
         or url.endswith("/index.html") and score > 0)
     body = PAGES["a.test"]["/regex.html"].body
     response = HtmlResponse("http://a.test/regex.html", body=body.encode(), encoding="utf-8",
@@ -286,30 +286,23 @@ def test_links_the_crawl_order_ignores_are_dropped_before_a_request_is_built():
     assert len(list(spider.parse(response))) == 3
 
 
-def test_a_learning_order_gets_every_link_whose_words_name_the_topic():
-    """The learned order keeps, for a queued URL, the keyword matches of its best in-link: a
-    link whose anchor or context names the topic is built without asking ``KnownUrls``; the
-    others are asked as with any order."""
+def test_the_question_about_a_link_carries_its_anchor_and_context():
+    """The learned order keeps, for a queued URL, the keyword matches of its best in-link, so
+    ``KnownUrls`` is asked with the link's anchor text and the text around it."""
     spider = configured_spider({})
-    assert spider.learning
     spider.known_urls = KnownUrls()
-    asked: list[str] = []
-    spider.known_urls.register(lambda url, score, parent: asked.append(url) or True)
-
-    def parse(path: str) -> list[str]:
-        response = HtmlResponse(f"http://a.test{path}", encoding="utf-8",
-                                body=PAGES["a.test"][path].body.encode(),
-                                headers={"Content-Type": "text/html"},
-                                request=Request(f"http://a.test{path}"))
-        return [r.url for r in list(spider.parse(response))[1:]]
-
-    # the text around both links of the regex page says "regex"
-    assert parse("/regex.html") == ["http://a.test/index.html",
-                                    "http://b.test/deep/regex-more.html"]
-    assert asked == []
-    # the index's links say nothing of regex (the URL alone does not count): all asked, dropped
-    assert parse("/index.html") == []
-    assert "http://a.test/regex.html" in asked
+    asked: dict[str, tuple[str, str]] = {}
+    spider.known_urls.register(
+        lambda url, score, parent, anchor, context: asked.setdefault(url, (anchor, str(context)))
+        and False)
+    response = HtmlResponse("http://a.test/regex.html", encoding="utf-8",
+                            body=PAGES["a.test"]["/regex.html"].body.encode(),
+                            headers={"Content-Type": "text/html"},
+                            request=Request("http://a.test/regex.html"))
+    assert len(list(spider.parse(response))) == 3  # the page and both links: none dropped
+    anchor, context = asked["http://b.test/deep/regex-more.html"]
+    assert anchor == "more"
+    assert "regex" in context  # the page's text about regex, around the link
 
 
 @pytest.mark.parametrize("args, message", [

@@ -342,8 +342,9 @@ def test_seeds_come_first_and_a_failed_fetch_teaches_a_negative_label():
 def test_a_queued_url_takes_the_best_words_of_its_in_links():
     """A second link to a queued URL, from a parent no more relevant, still counts when its
     anchor or context names the topic and the kept link's did not: the URL's row takes those
-    words and keeps the better parent; a link that adds nothing is only counted."""
-    f = learned()
+    words and keeps the better parent; a link that adds nothing is only counted.  (The seeds
+    are not examples: no link nearness, so a caller may count such a link unbuilt.)"""
+    f = learned(examples=False)
     f.add(Link("http://a.test/", host="a.test"))
     seed = f.pop()
     assert seed is not None
@@ -359,7 +360,10 @@ def test_a_queued_url_takes_the_best_words_of_its_in_links():
     entry = f.entries[url]
     first, parent = entry.score, store.dense_value(entry.extra, PARENT)
     assert store.dense_value(entry.extra, KW_CONTEXT) == 0.0
-    # a less relevant parent, words that add nothing: one more in-link, nothing else
+    # a less relevant parent, words that add nothing: one more in-link, nothing else (and a
+    # caller may count it without building the link); words that name the topic count
+    assert f.only_counts(url, other.url, 0.0, "next", "")
+    assert not f.only_counts(url, other.url, 0.0, "notes", "field notes on glacier retreat")
     assert not f.add(Link(url, host="c.test", anchor="next", parent=other.url, depth=1))
     # ... words that name the topic: the row takes them, and the better parent stays
     assert f.add(Link(url, host="c.test", anchor="notes", parent=other.url, depth=1,

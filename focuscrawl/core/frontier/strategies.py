@@ -121,7 +121,8 @@ class Frontier:
         return (url in self.entries or url in self.done
                 or self.spilled is not None and url in self.spilled.urls)
 
-    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
         """True if :meth:`add` of a link to ``url`` from a page this frontier scored already
         (the spider announces a page's score before its links), scored ``parent_score``,
         would change nothing but the duplicate count, now or at any later time in the crawl:
@@ -129,7 +130,7 @@ class Frontier:
         A caller may then drop the link before building anything for it: most outlinks of a
         crawl lead to pages already fetched.  ``parent`` (the page's URL) is not needed: the
         spider gives it for :meth:`only_counts`, and this is its answer in the orders
-        without it."""
+        without it; nor are the link's ``anchor`` and ``context`` (the same)."""
         return url in self.done and self.may_ignore()
 
     def may_ignore(self) -> bool:
@@ -141,9 +142,11 @@ class Frontier:
     #: asks it only then)
     counts_inlinks: bool = False
 
-    def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
+    def only_counts(self, url: str, parent: str, parent_score: float, anchor: str = "",
+                    context: object = "") -> bool:
         """True if :meth:`add` of a link to ``url`` from ``parent`` (a page this frontier
-        scored already, scored ``parent_score``) would change nothing but one more in-link of
+        scored already, scored ``parent_score``; the link's ``anchor`` text and ``context``,
+        the text around it) would change nothing but one more in-link of
         a queued URL and the duplicate count.  A caller may then apply just that
         (:meth:`count_inlink`, journaled as such) and drop the link unbuilt."""
         return False
@@ -520,7 +523,8 @@ class BreadthFirst(Frontier):
 
     name = "breadth-first"
 
-    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
         """Also any link to a URL queued: FIFO, the first link stands."""
         return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)
 
@@ -648,7 +652,8 @@ class BestNFirst(Frontier):
     def value(self, entry: Entry) -> float | None:
         return entry.score if self.n == 1 else None  # a batch is drawn in random order
 
-    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
         """Also a link to a URL queued from a page scored no better than it is (on
         rediscovered URLs: the best parent's score stands)."""
         return super().ignores(url, parent_score) or self._ignores_queued(url, parent_score)

@@ -111,11 +111,6 @@ class LinkFeaturizer:
                         return 1.0
         return 0.0
 
-    def names_topic(self, anchor: str, context: str) -> tuple[float, float]:
-        """The keyword matches of a link's anchor and of its context, as :meth:`link` has them."""
-        return (self._keyword(tokenize(anchor)) if anchor else 0.0,
-                self._keyword(self._context_tokens(context)) if context else 0.0)
-
     def _context_tokens(self, context: str) -> list[str]:
         # a site's navigation repeats on every page: the same context string, tokenized once
         tokens = self._context_cache.get(context)

@@ -171,7 +171,8 @@ class Learned(Frontier):
         parent's links, those to pages fetched included."""
         return not self.window and super().may_ignore()
 
-    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None) -> bool:
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
         """As :meth:`may_ignore` says, and not while places are kept (nearness on by the
         seeds' verdict, or the verdict to come)."""
         return not self.keeps_places and super().ignores(url, parent_score, parent)
@@ -185,30 +186,32 @@ class Learned(Frontier):
         store.inlinks[slot] += 1.0
         if self.trainer.parent_relevance(link.parent, link.parent_score) <= \
                 store.dense_value(slot, PARENT) and \
-                not self.scorer.names_topic_anew(slot, link.anchor, str(link.context)):
+                not self.scorer.names_topic_anew(slot, link.anchor, link.context):
             return False  # no better parent, no keyword the kept link lacks: it stands
         new = self._featurize(link)
         store.keep_best(new, slot)
         self.pending.append((entry, new))
         return True
 
-    def only_counts(self, url: str, parent: str, parent_score: float) -> bool:
+    def only_counts(self, url: str, parent: str, parent_score: float, anchor: str = "",
+                    context: object = "") -> bool:
         """:meth:`improve`'s first case, asked before the link is built: a link to a URL
         queued (or waiting to be scored) from a parent no more relevant than its first one.
-        The link's words are not known here: a caller asks only of links whose anchor and
-        context name no keyword (the spider sends the others, whose words may count).  Most of
-        a crawl's outlinks that are not to pages fetched are such links, and a Request each
-        through the spider middlewares and the scheduler cost more than the rest of the
-        order's work.  Not with MAX_BUFFER (an eviction before the link arrived would make it
-        a new URL) or link nearness (it keeps every link's place among its parent's).  The
-        link filters are not asked again: a URL they let through once gets the in-link even
-        if, say, its host's robots.txt came since (the URL is refused when it is handed out)."""
+        Not a link whose ``anchor`` or ``context`` names a keyword the kept link's did not: its
+        words would count (:meth:`improve`).  Most of a crawl's outlinks that are not to pages
+        fetched are such links, and a Request each through the spider middlewares and the
+        scheduler cost more than the rest of the order's work.  Not with MAX_BUFFER (an
+        eviction before the link arrived would make it a new URL) or link nearness (it keeps
+        every link's place among its parent's).  The link filters are not asked again: a URL
+        they let through once gets the in-link even if, say, its host's robots.txt came since
+        (the URL is refused when it is handed out)."""
         if not self.counts_inlinks or self.keeps_places:
             return False
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None
                 and self.trainer.relevance_of(parent, parent_score)
-                <= self.scorer.store.dense_value(entry.extra, PARENT))
+                <= self.scorer.store.dense_value(entry.extra, PARENT)
+                and not self.scorer.names_topic_anew(entry.extra, anchor, context))
 
     def count_inlink(self, url: str) -> None:
         self.stats["duplicates"] += 1

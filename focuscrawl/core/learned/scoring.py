@@ -69,17 +69,15 @@ class Scorer:
         return self.store.add(cols, vals, dense, self.hosts.id(host),
                               self.dirs.id(directory_of(url)), hub)
 
-    def names_topic_anew(self, slot: int, anchor: str, context: str) -> bool:
+    def names_topic_anew(self, slot: int, anchor: str, context: object) -> bool:
         """Whether a link's ``anchor`` or ``context`` names a keyword where the link kept in
         ``slot`` did not: a URL's best words may come from any of its in-links (on docweb the
         words around a page's best in-link predict it as well as its best parent does)."""
         store = self.store
-        kept_anchor = store.dense_value(slot, KW_ANCHOR)
-        kept_context = store.dense_value(slot, KW_CONTEXT)
-        if kept_anchor and kept_context or not (anchor or context):
-            return False
-        in_anchor, in_context = self.featurizer.names_topic(anchor, context)
-        return in_anchor > kept_anchor or in_context > kept_context
+        topic = self.profile.topic  # mentions() is the featurizer's keyword test, prefiltered
+        return (bool(anchor) and not store.dense_value(slot, KW_ANCHOR) and topic.mentions(anchor)
+                or bool(context) and not store.dense_value(slot, KW_CONTEXT)
+                and topic.mentions(str(context)))
 
     def dynamic(self, slots: np.ndarray) -> np.ndarray:
         areas = self.store.areas(slots)

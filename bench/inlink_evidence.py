@@ -48,7 +48,6 @@ sys.path.insert(0, str(HERE))
 from harvest import data_dir, docweb_data, docweb_dir, topics_from  # noqa: E402, I001
 
 from focuscrawl.core.extract import extract  # noqa: E402
-from focuscrawl.core.learned.features import LinkFeaturizer  # noqa: E402
 from focuscrawl.core.relevance import Topic, tokenize  # noqa: E402
 
 THRESHOLD = 0.15  # docweb's relevant pages, as simulate.py counts them
@@ -88,7 +87,6 @@ def parse_corpus() -> dict[str, Any]:
 def evidence(topic: Topic, pages: list[int], corpus: dict[str, Any]) -> dict[str, list[float]]:
     """Each piece of :data:`EVIDENCE` for each of ``pages``."""
     inlinks, main = corpus["inlinks"], corpus["main"]
-    names_topic = LinkFeaturizer(topic.phrases).names_topic
     cosines: dict[int, float] = {}
     words: dict[str, tuple[float, float]] = {}
 
@@ -101,7 +99,7 @@ def evidence(topic: Topic, pages: list[int], corpus: dict[str, Any]) -> dict[str
         """(a keyword in the anchor or context, the cosine of both): many links repeat."""
         key = f"{anchor}\x00{context}"
         if key not in words:
-            words[key] = (max(names_topic(anchor, context)),
+            words[key] = (float(topic.mentions(anchor) or topic.mentions(context)),
                           topic.cosine(tokenize(f"{anchor} {context}")))
         return words[key]
 

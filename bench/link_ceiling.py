@@ -23,6 +23,14 @@ on each server is taken, no latency).  Per topic and task, the replay is ordered
   over all of them) trained on a random share (``--shares``) of the corpus's pages with either
   label, each page valued by a model that did not see its label (cross-fitted).  A crawl of
   120 s fetches about 1,000 pages, 6% of the corpus.
+- with ``--inlinks CACHE`` (the corpus as ``bench/inlink_evidence.py --cache`` parses it: every
+  link's anchor text and context), two fixed values that know **every in-link** of a page, as if
+  every page linking there had been fetched: the best keyword cosine among them (best-first
+  with hindsight), and **the learned order's prior** (its untrained model: ``DENSE_PRIOR`` and
+  ``PRIOR_BIAS`` over the crawler's own link features, the keywords projected onto the link's
+  words by ``PROFILE_SCALES``, log(in-links)), the best over a page's in-links.  What the
+  order's link evidence is worth before it learns anything, and at most, since a crawl knows
+  only the links of the pages it fetched.  ``--no-regressions`` leaves the regressions out.
 
 Printed: the relevant pages (judge score >= 0.15, seeds excluded) each order finds in
 ``--seconds``, summed over the topics, and as a ratio of best-first's in the same replay.
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import zlib
 from collections import Counter
@@ -54,7 +63,9 @@ from harvest import (Oracle, _count, data_dir, docweb_data, docweb_dir,  # noqa:
 from live_focus import TASKS, _seeds  # noqa: E402
 
 from focuscrawl import config  # noqa: E402
-from focuscrawl.core.learned.features import url_tokens  # noqa: E402
+from focuscrawl.core.learned.defaults import DENSE_PRIOR, PRIOR_BIAS, PROFILE_SCALES  # noqa: E402
+from focuscrawl.core.learned.features import DENSE, LinkFeaturizer, url_tokens  # noqa: E402
+from focuscrawl.core.learned.profile import TopicProfile  # noqa: E402
 from focuscrawl.core.relevance import tokenize  # noqa: E402
 
 THRESHOLD = 0.15  # docweb's relevant pages, as simulate.py counts them
@@ -147,10 +158,36 @@ def online_crawl(words: sp.csr_matrix, labels: np.ndarray, kw: np.ndarray, seeds
     return fetched
 
 
+def prior_values(keywords: str, labels: np.ndarray, links: list[list[tuple[int, str, str]]],
+                 urls: list[str], hosts: list[str]) -> np.ndarray:
+    """Per page, with every in-link known: the learned order's prior logit (its model before
+    any training) of its best in-link, ``labels`` being the pages' keyword labels."""
+    profile = TopicProfile(keywords)
+    featurizer = LinkFeaturizer(profile.topic.phrases)
+    extra = featurizer.project(profile.weights, PROFILE_SCALES)
+    static = np.array(DENSE_PRIOR[:len(DENSE)])
+    inlinks_weight = DENSE_PRIOR[len(DENSE) + 2]  # log(in-links): the third dynamic column
+    grand = np.array([max((labels[s] for s, _, _ in page_links), default=0.0)
+                      for page_links in links])
+    prior = np.full(len(urls), -np.inf)
+    for page, page_links in enumerate(links):
+        if not page_links:
+            continue
+        bonus = PRIOR_BIAS + inlinks_weight * np.log(len({s for s, _, _ in page_links}))
+        for source, anchor, context in page_links:
+            cols, vals, dense = featurizer.link(
+                urls[page], hosts[page], anchor=anchor, context=context,
+                parent_host=hosts[source], parent=float(labels[source]),
+                grandparent=float(grand[source]))
+            z = float(static @ np.array(dense)) + float(extra[cols] @ np.array(vals)) + bonus
+            prior[page] = max(prior[page], z)
+    return prior
+
+
 class Corpus:
     """docweb's corpus graph and the link evidence the models read, made once."""
 
-    def __init__(self) -> None:
+    def __init__(self, inlinks_cache: Path | None = None) -> None:
         self.oracle = oracle = Oracle(docweb_dir())
         urls = oracle.urls
         self.hosts = [urlsplit(u).hostname or "" for u in urls]
@@ -163,9 +200,14 @@ class Corpus:
         self.title_words = hashed([[f"t:{w}" for w in tokenize(t or "")]
                                    for t in oracle.titles])
         self.keyword_rule = float(config.default("FOCUS_RELEVANT_SCORE"))
+        self.links: list[list[tuple[int, str, str]]] | None = None
+        if inlinks_cache is not None:
+            parsed = pickle.loads(inlinks_cache.read_bytes())
+            assert parsed["urls"] == urls, "the cache parsed another corpus"
+            self.links = parsed["inlinks"]
 
     def replays(self, topic: dict, task: str, ticks: int, shares: list[float],
-                pages: int | None = None) -> dict[str, int]:
+                pages: int | None = None, regressions: bool = True) -> dict[str, int]:
         """Relevant pages each order finds from ``topic``'s seeds for ``task`` in ``ticks``
         (or in its first ``pages`` pages)."""
         oracle, n = self.oracle, len(self.oracle.urls)
@@ -198,6 +240,13 @@ class Corpus:
         replay("oracle", lambda page: judged[page])
         replay("keyword oracle", lambda page: kw[page])
         found["best-first"] = learning(self.url_words, np.zeros(n, dtype=bool))  # never fits
+        if self.links is not None:
+            prior = prior_values(topic["keywords"], np.minimum(1.0, kw / self.keyword_rule),
+                                 self.links, oracle.urls, self.hosts)
+            replay("hindsight: best-first (every parent)", lambda page: best_parent[page, 0])
+            replay("hindsight: the learned order's prior", lambda page: prior[page])
+        if not regressions:
+            return found
         for labels_by, labels in (("keywords", kw >= self.keyword_rule),
                                   ("judged", judged >= THRESHOLD)):
             for what, words in (("URL", self.url_words),
@@ -228,10 +277,14 @@ def main() -> int:
     p.add_argument("--pages", type=int,
                    help="bound each replay by pages instead (ticks until it has them); the "
                         "oracle is then also docweb's sequential one (simulate.py's)")
+    p.add_argument("--inlinks", type=Path, metavar="CACHE",
+                   help="bench/inlink_evidence.py's parsed corpus: adds the orders that know "
+                        "every in-link")
+    p.add_argument("--no-regressions", action="store_true", help="leave the link models out")
     p.add_argument("--out", type=Path, help="write the figures here (JSON)")
     args = p.parse_args()
 
-    corpus = Corpus()
+    corpus = Corpus(args.inlinks)
     topic_dir = topics_from(args.topic_defs, data_dir()) if args.topic_defs else docweb_data()
     topics = json.loads((topic_dir / "topics.json").read_text("utf-8"))["topics"]
     ticks = int(args.seconds / args.delay) + 1 if args.pages is None else args.pages
@@ -239,7 +292,8 @@ def main() -> int:
     for task in args.tasks:
         total: Counter[str] = Counter()
         for topic in topics:
-            found = corpus.replays(topic, task, ticks, args.shares, args.pages)
+            found = corpus.replays(topic, task, ticks, args.shares, args.pages,
+                                   not args.no_regressions)
             if args.pages:
                 found["oracle, not polite"] = corpus.oracle.found(topic, _seeds(topic, task),
                                                                   [args.pages])[0]

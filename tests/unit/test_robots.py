@@ -352,7 +352,13 @@ def test_disallows_answers_from_the_cache_only() -> None:
                                                        1e12)
     assert mw.robots.disallows(req.url)
     assert not mw.robots.disallows("http://a.test/public")
-    mw.robots.rules["http://a.test:80"] = Rules(DISALLOW_ALL, 1e12)  # unreachable for now
+    # a host that could not be reached: refused until the rules expire, its links with it
+    mw.robots.rules["http://a.test:80"] = Rules(DISALLOW_ALL, mw.robots.clock() + 60)
+    assert mw.robots.disallows(req.url) and mw.robots.disallows("http://a.test/public")
+    mw.robots.rules["http://a.test:80"] = Rules(DISALLOW_ALL, mw.robots.clock() - 1)  # expired
+    assert not mw.robots.disallows(req.url)  # the downloader fetches it again
+    # a server that answered 5xx: held, its links wait in the frontier for the next fetch
+    mw.robots.rules["http://a.test:80"] = Rules(DISALLOW_ALL, mw.robots.clock() + 60, waits=True)
     assert not mw.robots.disallows(req.url)
 
 

@@ -373,14 +373,19 @@ class RobotsCache:
         return held != NOT_HELD
 
     def disallows(self, url: str) -> bool:
-        """True if the host's fetched robots.txt refuses ``url`` (False while unknown).
+        """True if the host's known rules refuse ``url`` (False while unknown).
 
-        A host whose robots.txt is unreachable refuses everything for a while, but its links
-        are not dropped for that: they wait in the frontier for the rules to come back.
+        A host that could not be reached refuses everything until its rules expire: a link to
+        it queued meanwhile would only be handed out to be refused, and a crawl that explores
+        new hosts would hand out such links first, while known servers sat idle.  A server
+        that answered 5xx/429 is held (``Rules.waits``): its links wait for the next fetch.
         """
         rules = self.rules.get(url_robots_key(url))
-        return rules is not None and rules.kind == PARSED and not rules.allows(
-            url, self.user_agent, self.answers)
+        if rules is None:
+            return False
+        if rules.kind == DISALLOW_ALL:
+            return not rules.waits and rules.expires > self.clock()
+        return rules.kind == PARSED and not rules.allows(url, self.user_agent, self.answers)
 
     # -- loading, one fetch per host at a time -----------------------------------------------
     async def _load(self, key: str, url: str) -> Rules:

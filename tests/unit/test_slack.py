@@ -113,6 +113,20 @@ def test_the_deadline_comes_into_view_as_the_crawl_goes():
     assert not slack.time_bound
 
 
+def test_hand_outs_that_give_no_page_bring_the_deadline_into_view():
+    # 300 pages left at ~0.2 s a hand-out would take 60 s, before the 100 s deadline; but
+    # four of every five hand-outs go to hosts that never answer (no label): 300 s
+    clock = Clock()
+    slack = AdaptiveSlack(0.9, clock=clock, deadline=100.0, pages_left=lambda: 300)
+    crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+    assert not slack.time_bound
+    for i in range(40):
+        clock.now += 0.2
+        slack.handed_out(f"http://gone{i}.test/", 0.5)  # refused: never labelled
+    crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
+    assert slack.time_bound and slack.value == 1.0
+
+
 def test_refused_candidates_are_probed_and_the_slack_keeps_a_floor():
     slack = AdaptiveSlack(MIN_SLACK, clock=Clock())
     taken = sum(slack.accepts(0.01) for _ in range(200))

@@ -140,12 +140,14 @@ class AdaptiveSlack:
         return self.best_rate() * t / (t + w)
 
     def ends_by_time(self) -> bool:
-        """Whether the crawl reaches its deadline before its page budget, never waiting (at
-        the pace of hand-outs measured outside waits)."""
+        """Whether the crawl reaches its deadline before its page budget, never waiting: at the
+        time between hand-outs outside waits per labelled page, not per hand-out (a hand-out
+        refused or failed gives no page; a crawl whose links lead to many unreachable hosts
+        makes several for each page)."""
         if self.deadline is None or not self.handouts:
             return False
         left = self.pages_left()
-        t = self.work_total / self.handouts
+        t = self.work_total / max(1, self._labels)
         return left is None or left * t > self.deadline - self.clock()
 
     def choose(self) -> float:

@@ -248,7 +248,8 @@ _declare(G, "FOCUS_FILTER_CALENDAR", "bool", True,
 _declare(G, "FOCUS_FILTER_SESSION_ID", "bool", True,
          "Drop session-id URLs (?sid=, ;jsessionid=): endless duplicates.")
 _declare(G, "FOCUS_FILTER_ROBOTS", "bool", True,
-         "Drop outlinks a host's already-fetched robots.txt refuses.")
+         "Drop outlinks a host's already-fetched robots.txt refuses, or to a host that could not "
+         "be reached while its rules refuse everything (FOCUS_ROBOTSTXT_ERROR_TTL).")
 _declare(G, "FOCUS_MAX_PAGES_PER_SERVER", "int", 0,
          "Distinct URLs queued per server (0: no cap): ends what a trap heuristic misses.")
 _declare(G, "FOCUS_NEARNESS", "bool", False,

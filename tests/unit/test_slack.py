@@ -114,8 +114,8 @@ def test_the_deadline_comes_into_view_as_the_crawl_goes():
 
 
 def test_hand_outs_that_give_no_page_bring_the_deadline_into_view():
-    # 300 pages left at ~0.2 s a hand-out would take 60 s, before the 100 s deadline; but
-    # four of every five hand-outs go to hosts that never answer (no label): 300 s
+    # 300 pages left at ~0.2 s a hand-out would take 60 s, before the 100 s deadline; then 40
+    # hand-outs go to hosts that never answer (no label): a page takes ~2 hand-outs, ~120 s
     clock = Clock()
     slack = AdaptiveSlack(0.9, clock=clock, deadline=100.0, pages_left=lambda: 300)
     crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)

@@ -63,8 +63,10 @@ from harvest import (Oracle, _count, data_dir, docweb_data, docweb_dir,  # noqa:
 from live_focus import TASKS, _seeds  # noqa: E402
 
 from focuscrawl import config  # noqa: E402
-from focuscrawl.core.learned.defaults import DENSE_PRIOR, PRIOR_BIAS, PROFILE_SCALES  # noqa: E402
-from focuscrawl.core.learned.features import DENSE, LinkFeaturizer, url_tokens  # noqa: E402
+from focuscrawl.core.learned.defaults import (DENSE_PRIOR, PART_NAMES, PRIOR_BIAS,  # noqa: E402
+                                              PROFILE_SCALES)
+from focuscrawl.core.learned.features import LinkFeaturizer, url_tokens  # noqa: E402
+from focuscrawl.core.learned.model import LinkModel  # noqa: E402
 from focuscrawl.core.learned.profile import TopicProfile  # noqa: E402
 from focuscrawl.core.relevance import tokenize  # noqa: E402
 
@@ -161,26 +163,29 @@ def online_crawl(words: sp.csr_matrix, labels: np.ndarray, kw: np.ndarray, seeds
 def prior_values(keywords: str, labels: np.ndarray, links: list[list[tuple[int, str, str]]],
                  urls: list[str], hosts: list[str]) -> np.ndarray:
     """Per page, with every in-link known: the learned order's prior logit (its model before
-    any training) of its best in-link, ``labels`` being the pages' keyword labels."""
+    any training: ``LinkModel`` with ``DENSE_PRIOR``) of its best in-link, ``labels`` being the
+    pages' keyword labels.  Of the dynamic columns only log(in-links) is known offline."""
     profile = TopicProfile(keywords)
     featurizer = LinkFeaturizer(profile.topic.phrases)
     extra = featurizer.project(profile.weights, PROFILE_SCALES)
-    static = np.array(DENSE_PRIOR[:len(DENSE)])
-    inlinks_weight = DENSE_PRIOR[len(DENSE) + 2]  # log(in-links): the third dynamic column
+    model = LinkModel(featurizer.dim, DENSE_PRIOR, bias=PRIOR_BIAS)
+    inlinks = PART_NAMES.index("inlinks")
     grand = np.array([max((labels[s] for s, _, _ in page_links), default=0.0)
                       for page_links in links])
     prior = np.full(len(urls), -np.inf)
     for page, page_links in enumerate(links):
         if not page_links:
             continue
-        bonus = PRIOR_BIAS + inlinks_weight * np.log(len({s for s, _, _ in page_links}))
-        for source, anchor, context in page_links:
+        rows, hashed = np.zeros((len(page_links), len(PART_NAMES))), np.zeros(len(page_links))
+        rows[:, inlinks] = np.log(len({s for s, _, _ in page_links}))
+        for i, (source, anchor, context) in enumerate(page_links):
             cols, vals, dense = featurizer.link(
                 urls[page], hosts[page], anchor=anchor, context=context,
                 parent_host=hosts[source], parent=float(labels[source]),
                 grandparent=float(grand[source]))
-            z = float(static @ np.array(dense)) + float(extra[cols] @ np.array(vals)) + bonus
-            prior[page] = max(prior[page], z)
+            rows[i, :len(dense)] = dense
+            hashed[i] = extra[cols] @ np.array(vals)  # w is 0 before any training
+        prior[page] = float(model.logits(hashed, rows).max())
     return prior
 
 

@@ -4,6 +4,7 @@
         [--slacks adaptive 0.5] [--strategies best-first learned] [--parallel 4]
         [--topics ID ...] [--tasks examples neighbors] [--topic-defs bench/heldout.def.json]
         [--repeat N] [--within 45] [--seconds 120] [--out results.json] [--set NAME=VALUE ...]
+        [--told]
 
 Replayed crawls (``bench/harvest.py``) are sequential: every server is always ready, so they
 measure the order and nothing else.  A real crawl waits ``FOCUS_DELAY`` between requests to a
@@ -24,7 +25,10 @@ to the last page.  Printed: per configuration the sums over topics (relevant per
 relevant per minute, and the ratio of relevant per minute to best-first's from the same runs);
 per topic each configuration's relevant per minute (mean, min-max over repeats) and its ratio to
 best-first's split into the order's part (relevant per page) and the waiting's (pages/s), and
-the learned order's slack and verdict on whether the seeds are examples.
+the learned order's slack and verdict on whether the seeds are examples.  Under the sums, each
+configuration's pages on the topic's servers (those holding a page docweb judges relevant) and
+its relevant pages a page there: at one page a server a delay, a crawl bounded by time gains
+on another only by its choice among those servers' pages, or by reaching them sooner.
 Relevant per minute over a whole crawl favours a crawl that finds little and ends early, so a
 crawl bounded by time (``CLOSESPIDER_TIMEOUT``) is also judged as such: the relevant pages
 among those fetched in its first ``--within`` seconds (``rel@Ns``; a run that ended sooner
@@ -49,6 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -185,6 +190,19 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                       f"{_ratio(within[label], within[BASE]) if base else '-':>6s} "
                       f"{_behind(per, label, topics, 'within') if base else '-':>6}"
                     + (f" {within[label] / repeats[label] / in_time:7.2f}x" if in_time else ""))
+            on_hosts = {label: sum(r.get("on_topic_hosts", 0) for r in rows
+                                   if r["config"] == label) for label in labels}
+            if any(on_hosts.values()):
+                # in a crawl bounded by time, the servers holding the topic give at most a page
+                # per delay each: an order gains there only by its choice among their pages
+                lines.append("pages on the topic's servers (those holding a page docweb judges "
+                             "relevant), their share of the pages, x best-first's; relevant a "
+                             "page there")
+                for label in labels:
+                    n, pages = on_hosts[label], sums[label][1]
+                    lines.append(f"  {label:22s} {n:6d} {n / pages if pages else 0:6.2f} "
+                                 f"{_ratio(n, on_hosts[BASE]) if base else '-':>6s} "
+                                 f"{sums[label][0] / n if n else 0:8.3f}")
             ended = sum(1 for r in rows if r["seconds"] < seconds)
             if ended:
                 lines.append(f"({ended} run(s) ended within {seconds:g} s: rel@ counts all "
@@ -257,6 +275,10 @@ def main() -> int:
     p.add_argument("--out", type=Path, help="write every run's figures here (JSON)")
     p.add_argument("--set", nargs="+", default=[], metavar="NAME=VALUE",
                    help="Scrapy settings for the learned order's crawls")
+    p.add_argument("--told", action="store_true",
+                   help="tell the learned order that the examples task's seeds are examples "
+                        "(FOCUS_EXAMPLES=True, as -a examples=true), as a user who has example "
+                        "pages would; bench/harvest.py's replays always do")
     args = p.parse_args()
     if args.within is None:
         args.within = args.seconds or 45.0
@@ -290,7 +312,10 @@ def main() -> int:
     t_all = time.monotonic()
     with docweb_server() as proxy, ThreadPoolExecutor(args.parallel) as pool:
         futures = {pool.submit(crawl, proxy, out, t["keywords"], seed_file, strategy, delay,
-                               slack, args.max_pages, args.set, args.seconds):
+                               slack, args.max_pages,
+                               args.set + (["FOCUS_EXAMPLES=True"]
+                                           if args.told and task == "examples" else []),
+                               args.seconds):
                    (t, task, seeds, strategy, delay, slack, rep)
                    for t, task, seeds, seed_file, strategy, delay, slack, rep, out in jobs}
         for i, fut in enumerate(futures, 1):
@@ -302,11 +327,13 @@ def main() -> int:
             found = _count(pages, rel, seeds, [len(pages)])[0]
             early = sum(1 for s in res["offsets"] if s <= args.within)
             within = _count(pages[:early], rel, seeds, [early])[0] if early else 0
+            topic_hosts = {urlsplit(u).hostname for u in rel}
+            on_topic_hosts = sum(1 for u in pages if urlsplit(u).hostname in topic_hosts)
             results.append({"topic": t["id"], "task": task, "strategy": strategy,
                             "slack": slack, "config": _label(strategy, slack), "delay": delay,
                             "repeat": rep, "relevant": found, "pages": len(pages),
                             "seconds": round(res["span"], 2), "within": within,
-                            "stats": res["stats"]})
+                            "on_topic_hosts": on_topic_hosts, "stats": res["stats"]})
             print(f"  [{i}/{len(jobs)}] {task}/{t['id']} {_label(strategy, slack)} "
                   f"delay={delay} #{rep}: {found} relevant in {len(pages)} pages, "
                   f"{res['span']:.0f} s", file=sys.stderr)

@@ -165,6 +165,9 @@ _declare(G, "FOCUS_PARENT_EXPERT", "bool?", None,
 _declare(G, "FOCUS_EARNED_OPTIMISM", "bool?", None,
          "The host bandit's bonus times the host's relevance rate (gives up hosts whose pages "
          "all proved irrelevant); None: off.")
+_declare(G, "FOCUS_BANDIT_BACKLINKS", "bool?", None,
+         "On a host whose fetched pages all proved off the topic, the host bandit takes its "
+         "most-linked queued URL (its lists: the way out), not its best-valued; None: on.")
 _declare(G, "FOCUS_LEARN_DISCOUNT", "float", 0.5,
          "A relevant page raises its parent's label to this times its own (grandparent: the "
          "square); 0: off.")

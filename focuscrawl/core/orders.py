@@ -43,7 +43,8 @@ _OPTIONS = {
     "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
                 "keyword_scale", "explore_split", "explore_hosts",
                 "bits", "memory", "sibling", "sibling_window", "hub", "examples",
-                "rerank_max", "rerank_batch", "parent_expert", "earned_optimism"},
+                "rerank_max", "rerank_batch", "parent_expert", "earned_optimism",
+                "bandit_backlinks"},
 }
 
 

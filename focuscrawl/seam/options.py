@@ -46,7 +46,7 @@ FRONTIER_SETTINGS = {
     "rerank_max": "FOCUS_LEARN_RERANK", "rerank_batch": "FOCUS_LEARN_RERANK_BATCH",
     "sibling": "FOCUS_SIBLING", "sibling_window": "FOCUS_SIBLING_WINDOW", "hub": "FOCUS_HUB",
     "examples": "FOCUS_EXAMPLES", "parent_expert": "FOCUS_PARENT_EXPERT",
-    "earned_optimism": "FOCUS_EARNED_OPTIMISM",
+    "earned_optimism": "FOCUS_EARNED_OPTIMISM", "bandit_backlinks": "FOCUS_BANDIT_BACKLINKS",
 }
 
 

@@ -138,6 +138,47 @@ class _Ranked:
 
 # entries a server's heap takes from its ranked ones at a time (see ServerQueues.rebuild_ranked)
 _DEAL = 32
+# arrivals kept for a followed server between two looks (ServerQueues.follow); past that, the
+# follower is better off scanning the server's queue than reading them one by one
+_ARRIVALS_MAX = 1024
+
+
+class Arrivals:
+    """The entries newly queued on the servers followed: an index over some of a server's
+    entries (the host bandit's most-linked ones) need not look at its whole queue again."""
+
+    __slots__ = ("followed",)
+
+    def __init__(self) -> None:
+        self.followed: dict[Any, list[Entry]] = {}  # server -> its arrivals since last asked
+
+    def follow(self, bucket: Any) -> None:
+        """Record, from now on, the entries newly queued on ``bucket``."""
+        self.followed[bucket] = []
+
+    def note(self, bucket: Any, entry: Entry) -> None:
+        arrived = self.followed.get(bucket)
+        if arrived is not None:
+            if len(arrived) < _ARRIVALS_MAX:
+                arrived.append(entry)
+            else:
+                del self.followed[bucket]  # the follower looks at the whole queue again
+
+    def since(self, bucket: Any) -> list[Entry] | None:
+        """The entries newly queued on ``bucket`` since the last call (or :meth:`follow`); it
+        goes on following.  None if it is not followed, or more arrived than are kept
+        (:data:`_ARRIVALS_MAX`: it is followed no more)."""
+        arrived = self.followed.get(bucket)
+        if arrived:
+            self.followed[bucket] = []
+        return arrived
+
+    def unfollow(self, bucket: Any | None = None) -> None:
+        """Stop recording ``bucket``'s arrivals (every server's with None)."""
+        if bucket is None:
+            self.followed = {}
+        else:
+            self.followed.pop(bucket, None)
 
 
 class _Heap:
@@ -193,6 +234,8 @@ class ServerQueues:
         # moved up since the last :meth:`risen`, and whether every server's may have (a rebuild)
         self._risen: set[Any] | None = None
         self._risen_all = False
+        # the entries newly queued on the servers an index follows
+        self.arrivals = Arrivals()
 
     def __len__(self) -> int:
         return self._len
@@ -204,14 +247,16 @@ class ServerQueues:
 
     def push(self, entry: Entry, key: Key) -> None:
         """Queue ``entry`` with ``key``, or re-key it if it is queued already."""
+        bucket = self._bucket(entry.host)
         if not entry.queued:
             self._len += 1
             entry.queued = True
+            if self.arrivals.followed:
+                self.arrivals.note(bucket, entry)
         else:
             self._stale += 1  # its previous item stays behind in its heap
         item = (*key, entry)
         entry.item = item
-        bucket = self._bucket(entry.host)
         heap = self._queues.get(bucket)
         if heap is None:
             heap = self._queues[bucket] = _Heap()
@@ -542,12 +587,16 @@ class ServerQueues:
 
     def entries(self) -> Iterator[Entry]:
         """Every queued entry (any order)."""
-        self._settle()
-        for heap in self._queues.values():
-            for item in heap.items:
-                entry = item[-1]
-                if entry.queued and entry.item is item:
-                    yield entry
+        for bucket in list(self._queues):
+            yield from self.entries_of(bucket)
+
+    def entries_of(self, bucket: Any) -> list[Entry]:
+        """A server's (or hashed queue's) queued entries, any order."""
+        heap = self._queues.get(bucket)
+        if heap is None:
+            return []
+        heap.settle()
+        return [item[-1] for item in heap.items if item[-1].queued and item[-1].item is item]
 
     def watch(self) -> None:
         """Record, from now on, the servers whose best entry may move up (see :meth:`risen`):

@@ -44,7 +44,9 @@ the link's own evidence and what the crawl has learnt so far:
   there; with ``earned_optimism``, times ``(s + 1) / (n + 1)``, s their labels' sum: a host
   whose pages all proved irrelevant loses its optimism in a few fetches).  A per-link bonus
   cannot pull a crawl out of a large host whose anchors repeat a keyword (a reference manual)
-  towards hosts it has links to but no evidence about; the bandit does;
+  towards hosts it has links to but no evidence about; the bandit does.  On a host whose
+  pages have all proved off the topic, the bandit takes its most-linked queued link instead
+  (``bandit_backlinks``, Cho et al.'s backlink count: the host's lists, its way out, :mod:`.hubs`);
 * **best-first's evidence beside it** (:mod:`.mixture`, with ``parent_expert``): a link's
   probability mixes the model's with a parent-only model's, each weighted by how well it has
   predicted this crawl's labels (Bayesian model averaging over discounted log losses): where
@@ -55,9 +57,10 @@ since, when the next URL is chosen (one vectorised call per page instead of one 
 
 The parts: :mod:`.features`, :mod:`.model`, :mod:`.profile` and :mod:`.areas` (the pieces),
 :mod:`.scoring` (link -> value), :mod:`.mixture` (the parent-only expert), :mod:`.training`
-(labels, examples, siblings), :mod:`.bandit` (the host bandit), :mod:`.rerank` and
-:mod:`.slots` (re-ranking and its indexes), :mod:`.state` (snapshots, spilled rows),
-:mod:`.defaults` (constants) and :mod:`.order` (the frontier).
+(labels, examples, siblings), :mod:`.bandit` and :mod:`.hubs` (the host bandit, its
+most-linked picks), :mod:`.rerank` and :mod:`.slots` (re-ranking and its indexes),
+:mod:`.state` (snapshots, spilled rows), :mod:`.defaults` (constants) and :mod:`.order` (the
+frontier).
 """
 
 import sys

@@ -10,7 +10,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..frontier.queues import Entry, ServerQueues
-from .defaults import EARNED_OPTIMISM
+from .defaults import BANDIT_BACKLINKS, COLD_PAGES, COLD_RATE, EARNED_OPTIMISM
+from .hubs import BacklinkPicks
 from .scoring import Scorer
 from .slots import HostTops
 
@@ -21,8 +22,11 @@ class HostBandit:
     """Whose turn it is, the index of each host's best link, and which hosts ever answered."""
 
     def __init__(self, share: float, queues: ServerQueues, scorer: Scorer,
-                 round_robin: int, earned: bool = EARNED_OPTIMISM) -> None:
+                 round_robin: int, earned: bool = EARNED_OPTIMISM,
+                 backlinks: bool = BANDIT_BACKLINKS) -> None:
         self.earned = earned  # the optimism times the host's relevance rate
+        # on a host whose pages all proved off the topic, its most-linked link (.hubs)
+        self.backlinks = BacklinkPicks(queues, self._inlinks) if backlinks else None
         self.share = min(1.0, max(0.0, share))  # of the URLs handed out
         self.queues = queues
         self.scorer = scorer  # its host statistics and ``explore``, which a resume may change
@@ -31,6 +35,7 @@ class HostBandit:
         # host that never answered is not worth exploring)
         self.reached: dict[int, bool] = {}
         self.picks = 0  # for the log only: a replayed journal does not count them
+        self.backlink_picks = 0  # the same, of them a host's most-linked link, not its best
         self.picked: Counter[str] = Counter()  # the same, per host (the dashboard's)
         # host id -> its queue (filled as hosts are indexed): a fetch there may raise its key
         self.bucket_of: dict[int, str] = {}
@@ -46,6 +51,8 @@ class HostBandit:
         self.tops = HostTops()
         if self.on:
             self.queues.watch()
+        if self.backlinks is not None:
+            self.backlinks.reset()
 
     def turn(self, stats: Counter[str]) -> bool:
         """Whether the next URL handed out is the bandit's: ``share`` of them, spread evenly.
@@ -142,4 +149,29 @@ class HostBandit:
                     chosen = entry
         for item in kept:
             heapq.heappush(heap, item)
-        return chosen if len(kept) >= 2 else None
+        if len(kept) < 2:
+            return None
+        if chosen is not None and self.backlinks is not None:
+            chosen = self._backlinked(chosen)
+        return chosen
+
+    def _backlinked(self, chosen: Entry) -> Entry:
+        """``chosen``, or its host's most-linked queued link if the host's pages have all
+        proved off the topic (at least ``COLD_PAGES`` fetched, labels averaging at most
+        ``COLD_RATE``)."""
+        assert self.backlinks is not None
+        hosts = self.scorer.hosts
+        i = hosts.id(chosen.host)
+        bucket = self.bucket_of[i]
+        n = float(hosts.n[i])
+        if n >= COLD_PAGES and float(hosts.s[i]) <= COLD_RATE * n:
+            hub = self.backlinks.best(bucket)
+            if hub is not None and hub is not chosen:
+                self.backlink_picks += 1
+                return hub
+            return chosen
+        self.backlinks.forget(bucket)
+        return chosen
+
+    def _inlinks(self, entry: Entry) -> float:
+        return float(self.scorer.store.inlinks[entry.extra])

@@ -50,6 +50,13 @@ MIXTURE_DISCOUNT = 0.98
 PARENT_EXPERT = True
 # FOCUS_EARNED_OPTIMISM's default: the host bandit's bonus times the host's relevance rate
 EARNED_OPTIMISM = False
+# FOCUS_BANDIT_BACKLINKS' default: on a host whose pages have all proved off the topic (at least
+# COLD_PAGES fetched, labels averaging at most COLD_RATE), the host bandit takes its most-linked
+# queued link (.hubs), from the HUB_SET most-linked it keeps a host
+BANDIT_BACKLINKS = True
+COLD_PAGES = 3
+COLD_RATE = 0.05
+HUB_SET = 64
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
 MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)

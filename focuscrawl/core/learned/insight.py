@@ -46,6 +46,7 @@ def learned_insight(order: Any, out: dict[str, Any], top: int = 12) -> dict[str,
         "profile": [{"term": t, "weight": round(x, 4)} for t, x in terms],
         "profile_version": scorer.profile.version, "examples": len(order.trainer.ex_slot),
         "bandit": {"share": order.bandit.share, "picks": order.bandit.picks,
+                   "backlink_picks": order.bandit.backlink_picks,
                    "explore": order.explore, "hosts": hosts},
     }
     return out

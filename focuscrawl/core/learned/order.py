@@ -21,6 +21,7 @@ from ..memory import trim_heap
 from ..urls import host
 from .bandit import HostBandit
 from .defaults import (
+    BANDIT_BACKLINKS,
     EARNED_OPTIMISM,
     MAX_FETCHING,
     PARENT,
@@ -75,6 +76,7 @@ class Learned(Frontier):
         rerank_batch: int = RERANK_BATCH,
         parent_expert: bool = PARENT_EXPERT,
         earned_optimism: bool = EARNED_OPTIMISM,
+        bandit_backlinks: bool = BANDIT_BACKLINKS,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -96,7 +98,8 @@ class Learned(Frontier):
                              explore_split=explore_split, hub=options["hub"], sibling=sibling,
                              parent_expert=parent_expert)
         self.bandit = HostBandit(options["explore_hosts"], self.queues, self.scorer,
-                                 self.round_robin, earned=earned_optimism)
+                                 self.round_robin, earned=earned_optimism,
+                                 backlinks=bandit_backlinks)
         self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
                                relevant_score=relevant_score, keyword_scale=keyword_scale,
                                profile_score=options["profile_score"], discount=discount,
@@ -184,6 +187,8 @@ class Learned(Frontier):
             return False
         store = self.scorer.store
         store.inlinks[slot] += 1.0
+        if (backlinks := self.bandit.backlinks) is not None and entry.queued:
+            backlinks.linked(entry)
         if self.trainer.parent_relevance(link.parent, link.parent_score) <= \
                 store.dense_value(slot, PARENT) and \
                 not self.scorer.names_topic_anew(slot, link.anchor, link.context):
@@ -215,7 +220,10 @@ class Learned(Frontier):
 
     def count_inlink(self, url: str) -> None:
         self.stats["duplicates"] += 1
-        self.scorer.store.inlinks[self.entries[url].extra] += 1.0
+        entry = self.entries[url]
+        self.scorer.store.inlinks[entry.extra] += 1.0
+        if (backlinks := self.bandit.backlinks) is not None:
+            backlinks.linked(entry)
 
     def _is_pending(self, entry: Entry) -> bool:
         return not entry.queued and entry.url in self.entries
@@ -461,4 +469,5 @@ class Learned(Frontier):
         return {"frontier": len(self), "learned_examples": len(self.trainer.ex_slot),
                 "profile_version": self.scorer.profile.version,
                 "host_bandit_picks": self.bandit.picks,
+                "host_bandit_backlink_picks": self.bandit.backlink_picks,
                 **({} if verdict is None else {"seeds_are_examples": int(verdict)})}

@@ -39,6 +39,7 @@ def upgrade(state: dict[str, Any], current: dict[str, Any], where: str) -> dict[
     saved.setdefault("explore_hosts", current.get("explore_hosts"))
     saved.setdefault("parent_expert", current.get("parent_expert"))
     saved.setdefault("earned_optimism", current.get("earned_optimism"))
+    saved.setdefault("bandit_backlinks", current.get("bandit_backlinks"))
     # the bounded re-rank gives the same order while its frontier is under the bound
     saved.setdefault("rerank_max", current.get("rerank_max"))
     saved.setdefault("rerank_batch", current.get("rerank_batch"))

@@ -167,6 +167,7 @@ def test_insight_tells_the_queue_and_what_the_learned_order_learnt() -> None:
     assert learnt["profile"][0]["term"] == "glacier"
     picks = [h["picks"] for h in learnt["bandit"]["hosts"]]  # the 12 most picked hosts
     assert picks == sorted(picks, reverse=True) and 0 < sum(picks) <= learnt["bandit"]["picks"]
+    assert 0 <= learnt["bandit"]["backlink_picks"] <= learnt["bandit"]["picks"]
     assert len(order) == 120 and frontier.insight() == seen  # read only
     best = make_frontier("best-first")
     virtual_crawl(best, web, ["http://portal.test/"], limit=50)
@@ -215,6 +216,9 @@ def watch(url: str) -> int:
         expect(relevant).not_to_have_text(first, timeout=wait)  # it only ever grows
         expect(view.locator("#state")).to_have_text("finished", timeout=wait)
         assert view.locator("#best tr").count() > 0
+        # the host bandit's picks, and how many were an off-topic host's most-linked URL
+        expect(view.locator("#learned")).to_contain_text(re.compile(
+            r"host bandit: [\d,]+ picks \(share [\d.]+; [\d,]+ a host's most-linked URL\)"))
         assert view.locator("#servers tr").count() > 0
         shots = os.environ.get("FOCUS_SCREENSHOT_DIR")
         if shots:
@@ -269,6 +273,9 @@ def test_browser_sees_the_crawl_live_and_the_endpoints_agree_with_its_stats(
         assert sum(s["pages"] for s in st["servers"]) == st["scored"]
         assert st["frontier"]["memory"] == st["queued"] == stats["focus/frontier"]
         assert st["learned"]["positive"] and st["best"][0]["score"] >= st["best"][-1]["score"]
+        bandit = st["learned"]["bandit"]
+        assert (bandit["picks"], bandit["backlink_picks"]) == (
+            stats["focus/host_bandit_picks"], stats["focus/host_bandit_backlink_picks"])
         code, text, headers = get(url + "metrics")
         assert code == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
         m = samples(text)

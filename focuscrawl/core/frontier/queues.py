@@ -138,47 +138,6 @@ class _Ranked:
 
 # entries a server's heap takes from its ranked ones at a time (see ServerQueues.rebuild_ranked)
 _DEAL = 32
-# arrivals kept for a followed server between two looks (ServerQueues.follow); past that, the
-# follower is better off scanning the server's queue than reading them one by one
-_ARRIVALS_MAX = 1024
-
-
-class Arrivals:
-    """The entries newly queued on the servers followed: an index over some of a server's
-    entries (the host bandit's most-linked ones) need not look at its whole queue again."""
-
-    __slots__ = ("followed",)
-
-    def __init__(self) -> None:
-        self.followed: dict[Any, list[Entry]] = {}  # server -> its arrivals since last asked
-
-    def follow(self, bucket: Any) -> None:
-        """Record, from now on, the entries newly queued on ``bucket``."""
-        self.followed[bucket] = []
-
-    def note(self, bucket: Any, entry: Entry) -> None:
-        arrived = self.followed.get(bucket)
-        if arrived is not None:
-            if len(arrived) < _ARRIVALS_MAX:
-                arrived.append(entry)
-            else:
-                del self.followed[bucket]  # the follower looks at the whole queue again
-
-    def since(self, bucket: Any) -> list[Entry] | None:
-        """The entries newly queued on ``bucket`` since the last call (or :meth:`follow`); it
-        goes on following.  None if it is not followed, or more arrived than are kept
-        (:data:`_ARRIVALS_MAX`: it is followed no more)."""
-        arrived = self.followed.get(bucket)
-        if arrived:
-            self.followed[bucket] = []
-        return arrived
-
-    def unfollow(self, bucket: Any | None = None) -> None:
-        """Stop recording ``bucket``'s arrivals (every server's with None)."""
-        if bucket is None:
-            self.followed = {}
-        else:
-            self.followed.pop(bucket, None)
 
 
 class _Heap:
@@ -234,8 +193,8 @@ class ServerQueues:
         # moved up since the last :meth:`risen`, and whether every server's may have (a rebuild)
         self._risen: set[Any] | None = None
         self._risen_all = False
-        # the entries newly queued on the servers an index follows
-        self.arrivals = Arrivals()
+        # server -> called with each entry newly queued there (:meth:`follow`)
+        self._followers: dict[Any, Callable[[Entry], None]] = {}
 
     def __len__(self) -> int:
         return self._len
@@ -251,8 +210,8 @@ class ServerQueues:
         if not entry.queued:
             self._len += 1
             entry.queued = True
-            if self.arrivals.followed:
-                self.arrivals.note(bucket, entry)
+            if self._followers and (follower := self._followers.get(bucket)) is not None:
+                follower(entry)
         else:
             self._stale += 1  # its previous item stays behind in its heap
         item = (*key, entry)
@@ -625,6 +584,19 @@ class ServerQueues:
         """A server's best queued entry, or None (nothing moves)."""
         heap = self._queues.get(bucket)
         return None if heap is None else heap.top()
+
+    def follow(self, bucket: Any, arrived: Callable[[Entry], None]) -> None:
+        """Call ``arrived(entry)`` with each entry newly queued on ``bucket`` from now on (not
+        a re-key): an index over some of a server's entries need not look at its whole queue
+        again."""
+        self._followers[bucket] = arrived
+
+    def unfollow(self, bucket: Any | None = None) -> None:
+        """Stop following ``bucket`` (every server with None)."""
+        if bucket is None:
+            self._followers = {}
+        else:
+            self._followers.pop(bucket, None)
 
     def hosts_with_work(self) -> int:
         return sum(1 for h in self._queues.values() if h.top() is not None)

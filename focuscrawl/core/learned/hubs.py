@@ -18,8 +18,8 @@ class _Set:
     ``(-in-links, seq, entry)`` items (most linked, then found first, on top), and ``floor``:
     the key of the last of them (None: the scan took every entry in).  Any entry of the server
     whose key comes before the floor is in the heap (it was then, or arrived since, or its
-    count rose since: both are told), so while a live item is left, the top is the server's
-    most-linked entry, exactly as a scan would find it."""
+    count rose since: the queues and the order tell both), so while a live item is left, the
+    top is the server's most-linked entry, exactly as a scan would find it."""
 
     __slots__ = ("items", "floor")
 
@@ -34,7 +34,9 @@ class _Set:
 class BacklinkPicks:
     """Per server, its most-linked queued link, for the servers the bandit asks about: a
     bounded set of each server's most-linked entries, kept by the arrivals the queues report
-    and the in-link counts the order reports, scanned again when it runs out."""
+    and the in-link counts the order reports, scanned again when it runs out (or holds many
+    stale items): a pick costs O(log n), and a scan of the server's queue every ``size``
+    picks there at most."""
 
     def __init__(self, queues: ServerQueues, inlinks: Callable[[Entry], float],
                  size: int = HUB_SET) -> None:
@@ -46,12 +48,12 @@ class BacklinkPicks:
     def reset(self) -> None:
         """Forget every set (after a restore: scanned again when asked)."""
         self._sets = {}
-        self.queues.arrivals.unfollow()
+        self.queues.unfollow()
 
     def forget(self, bucket: Any) -> None:
         """``bucket`` is no longer asked about (its server is not off the topic after all)."""
         if self._sets.pop(bucket, None) is not None:
-            self.queues.arrivals.unfollow(bucket)
+            self.queues.unfollow(bucket)
 
     def linked(self, entry: Entry, bucket: Any = None) -> None:
         """A queued entry arrived, or its in-link count rose (``bucket``: its server's, by
@@ -66,12 +68,8 @@ class BacklinkPicks:
         """``bucket``'s queued entry with the most in-links (found first among equals), or None
         if it has none with a feature row."""
         found = self._sets.get(bucket)
-        arrived = self.queues.arrivals.since(bucket) if found is not None else None
-        if found is None or arrived is None or len(found.items) > 4 * self.size:
-            found = self._scan(bucket)  # new, lapsed, or many stale items
-        else:
-            for entry in arrived:
-                self.linked(entry, bucket)
+        if found is None or len(found.items) > 4 * self.size:
+            found = self._scan(bucket)  # new, or many stale items
         top = self._top(found)
         if top is None and found.floor is not None:
             top = self._top(self._scan(bucket))  # the set ran out: the server's other entries
@@ -98,5 +96,5 @@ class BacklinkPicks:
         floor = None if len(items) == len(entries) else items[-1][:2]
         heapq.heapify(items)
         found = self._sets[bucket] = _Set(items, floor)
-        self.queues.arrivals.follow(bucket)
+        self.queues.follow(bucket, self.linked)
         return found

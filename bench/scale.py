@@ -313,7 +313,8 @@ class ScaleSampler(_OpenClose):
         scheduler = getattr(self.crawler.engine, "scheduler", None)
         frontier = getattr(scheduler, "frontier", None)
         row: dict[str, Any] = {"t": time.monotonic() - self.t0, "cpu": time.process_time(),
-                               "pages": getattr(scheduler, "pages", 0), "rss": rss_bytes(),
+                               "pages": getattr(getattr(scheduler, "lifecycle", None), "pages", 0),
+                               "rss": rss_bytes(),
                                "malloc": _mallinfo(), "pymalloc": _pymalloc()}
         if frontier is not None:
             spilled = frontier.spilled  # FOCUS_FRONTIER_MEMORY: URLs queued on disk
@@ -321,7 +322,8 @@ class ScaleSampler(_OpenClose):
                     "on_disk": len(spilled) if spilled is not None else 0,
                     "hot": frontier.stats.get("pages_hot", 0),
                     "seen_set_bytes": seen_set_bytes(frontier.done),
-                    "seen_set_type": type(frontier.done).__name__}
+                    "seen_set_type": type(frontier.done).__name__,
+                    "order": frontier.describe()}  # the order's own counters (its bandit's)
         if final:
             row["final"] = True
         self.file.write(json.dumps(row) + "\n")
@@ -747,6 +749,10 @@ def main() -> int:
               f"{grew:.0%} went to disk")
     if "hot" in last:  # the order's harvest: pages hot by the keywords (FOCUS_HOT_BODY_COUNT)
         print(f"hot pages {last['hot']:,} ({last['hot'] / max(total, 1):.1%} of the pages)")
+    order = last.get("order", {})
+    if "host_bandit_picks" in order:
+        print(f"host bandit picks {order['host_bandit_picks']:,}, of them an off-topic host's "
+              f"most-linked URL {order.get('host_bandit_backlink_picks', 0):,}")
     print(f"pages/s first 10% {r_first:.1f}, last 10% {r_last:.1f}: "
           f"ratio last/first {r_last / r_first:.2f} (goal >= 0.80)")
     print(f"pages per CPU second of the crawl process (what a shared machine's load does not "

@@ -421,36 +421,7 @@ class ServerQueues:
             self.rebuild_items(list(zip(negated.tolist(), map(_SEQ, entries), entries,
                                         strict=True)))
             return
-        for entry, score in zip(entries, scores.tolist(), strict=True):
-            entry.score = score
-            entry.item = None
-            entry.queued = True
-        hosts = list(map(_HOST, entries))
-        buckets = list(dict.fromkeys(hosts))  # in the order first met, as rebuild_items
-        code = {bucket: i for i, bucket in enumerate(buckets)}
-        codes = np.fromiter(map(code.__getitem__, hosts), dtype=np.int64, count=n)
-        seqs = np.fromiter(map(_SEQ, entries), dtype=np.int64, count=n)
-        # keys are unique (the sequence number): numpy's order is Python's
-        order = np.lexsort((seqs, negated, codes))
-        ranked = np.empty(n, dtype=object)
-        ranked[:] = entries
-        ranked = ranked[order].tolist()
-        negs = negated[order].tolist()
-        seq_list = list(map(_SEQ, ranked))
-        sorted_codes = codes[order]
-        starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
-        ends = [*starts[1:], n]
-        self._queues = queues = {}
-        servers = []
-        for bucket, start, end in zip(buckets, starts, ends, strict=True):
-            heap = queues[bucket] = _Heap()
-            heap.stamp = 1
-            best = ranked[start]
-            best.item = item = (negs[start], seq_list[start], best)
-            heap.items.append(item)
-            if end - start > 1:
-                heap.ranked = _Ranked(negs, seq_list, ranked, start + 1, end)
-            servers.append((heap.items[0], 1, bucket))
+        self._queues, servers = _ranked_heaps(entries, scores, negated)
         heapq.heapify(servers)
         self._servers = servers
         self._len = n
@@ -600,6 +571,45 @@ class ServerQueues:
 
     def hosts_with_work(self) -> int:
         return sum(1 for h in self._queues.values() if h.top() is not None)
+
+
+def _ranked_heaps(entries: list[Entry], scores: np.ndarray, negated: np.ndarray
+                  ) -> tuple[dict[Any, _Heap], list[tuple]]:
+    """:meth:`ServerQueues.rebuild_ranked`'s heaps: each entry's ``score`` set, the entries
+    sorted by server and key with numpy, each server's heap holding its best (the rest in its
+    ``ranked`` entries), and the servers' items, in the order the servers are first met."""
+    n = len(entries)
+    for entry, score in zip(entries, scores.tolist(), strict=True):
+        entry.score = score
+        entry.item = None
+        entry.queued = True
+    hosts = list(map(_HOST, entries))
+    buckets = list(dict.fromkeys(hosts))  # in the order first met, as rebuild_items
+    code = {bucket: i for i, bucket in enumerate(buckets)}
+    codes = np.fromiter(map(code.__getitem__, hosts), dtype=np.int64, count=n)
+    seqs = np.fromiter(map(_SEQ, entries), dtype=np.int64, count=n)
+    # keys are unique (the sequence number): numpy's order is Python's
+    order = np.lexsort((seqs, negated, codes))
+    ranked = np.empty(n, dtype=object)
+    ranked[:] = entries
+    ranked = ranked[order].tolist()
+    negs = negated[order].tolist()
+    seq_list = list(map(_SEQ, ranked))
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]).tolist()
+    ends = [*starts[1:], n]
+    queues: dict[Any, _Heap] = {}
+    servers: list[tuple] = []
+    for bucket, start, end in zip(buckets, starts, ends, strict=True):
+        heap = queues[bucket] = _Heap()
+        heap.stamp = 1
+        best = ranked[start]
+        best.item = item = (negs[start], seq_list[start], best)
+        heap.items.append(item)
+        if end - start > 1:
+            heap.ranked = _Ranked(negs, seq_list, ranked, start + 1, end)
+        servers.append((heap.items[0], 1, bucket))
+    return queues, servers
 
 
 #: integers beyond this may not survive float64: their column goes the Python way

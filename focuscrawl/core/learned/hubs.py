@@ -55,10 +55,10 @@ class BacklinkPicks:
         if self._sets.pop(bucket, None) is not None:
             self.queues.unfollow(bucket)
 
-    def linked(self, entry: Entry, bucket: Any = None) -> None:
-        """A queued entry arrived, or its in-link count rose (``bucket``: its server's, by
-        default its host: the bandit runs on per-server queues only)."""
-        found = self._sets.get(entry.host if bucket is None else bucket)
+    def linked(self, entry: Entry) -> None:
+        """A queued entry arrived, or its in-link count rose (its server's set is its host's:
+        the bandit runs on per-server queues only)."""
+        found = self._sets.get(entry.host)
         if found is not None and entry.extra is not None:
             key = (-self.inlinks(entry), entry.seq)
             if found.takes(key):

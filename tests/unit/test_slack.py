@@ -88,17 +88,33 @@ def test_a_crawl_that_ends_by_time_first_takes_every_idle_servers_page():
     assert slack.describe()["/time_bound"] == 1 and slack.waits == 0
 
 
-@pytest.mark.parametrize("pages_left, deadline", [(50, 600.0), (10_000, None)])
-def test_a_crawl_whose_pages_run_out_first_still_waits(pages_left, deadline):
-    """Fewer pages left than the time allows (0.2 s a hand-out, 600 s), or no deadline: the
-    page budget binds and the side pages are weighed against waiting, as without a bound."""
+def test_a_crawl_with_neither_bound_weighs_waiting_against_idle_servers():
+    # the side pages of the crawls above, with no deadline and no page budget: weighed
     clock = Clock()
-    slack = AdaptiveSlack(0.9, clock=clock, deadline=deadline, pages_left=lambda: pages_left)
+    slack = AdaptiveSlack(0.9, clock=clock)
     values = []
     for _ in range(20):
         crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
         values.append(slack.value)
-    assert sum(v < 0.7 for v in values) >= 15 and slack.describe()["/time_bound"] == 0
+    assert sum(v < 0.7 for v in values) >= 15
+    assert slack.describe()["/time_bound"] == 0 and slack.describe()["/page_bound"] == 0
+
+
+@pytest.mark.parametrize("pages_left, deadline", [(50, 600.0), (10_000, None)])
+@pytest.mark.parametrize("side_hot", [False, True])
+def test_a_crawl_whose_pages_run_out_first_keeps_the_orders_slack(pages_left, deadline,
+                                                                   side_hot):
+    """Fewer pages left than the time allows (0.2 s a hand-out, 600 s), or no deadline: the
+    page budget binds, and per second a page taken now would always look cheap, so the slack
+    stays the order's whatever the side pages give, and no refused candidate is probed."""
+    clock = Clock()
+    slack = AdaptiveSlack(0.5, clock=clock, deadline=deadline, pages_left=lambda: pages_left)
+    for _ in range(20):
+        crawl(slack, clock, 10, wait=2.0, side_hot=side_hot, ratio=0.3)
+        assert slack.value == 0.5
+    assert slack.refusals == 200 and slack.probes == 0
+    described = slack.describe()
+    assert described["/page_bound"] == 1 and described["/time_bound"] == 0
 
 
 def test_the_deadline_comes_into_view_as_the_crawl_goes():
@@ -110,7 +126,7 @@ def test_the_deadline_comes_into_view_as_the_crawl_goes():
     assert slack.time_bound
     left[0] = 20  # 20 pages at ~0.2 s a hand-out end long before the deadline
     crawl(slack, clock, 10, wait=0.1, side_hot=False, ratio=0.3)
-    assert not slack.time_bound
+    assert not slack.time_bound and slack.page_bound and slack.value == 0.9
 
 
 def test_hand_outs_that_give_no_page_bring_the_deadline_into_view():

@@ -1,4 +1,4 @@
-"""The relevance slack chosen during the crawl from what waiting for busy servers pays.
+"""The relevance slack chosen during the crawl: from what bounds it, and what waiting pays.
 
 While the best queued URL waits on a busy server, an idle server's best URL goes out only if
 its value is at least ``(1 - slack)`` times the best one's (``Frontier.pop``).  A fixed slack
@@ -19,9 +19,13 @@ w)``.  The slack admits the bins from the top down while that holds.  Bins start
 that trusts the order's values (a bin's chance is its ratio times ``h_best``), so the crawl starts
 near the order's fixed default and moves as the labels come.
 
-That trade is one of pages: a page taken now is one the page budget will not give later.  A
-crawl that ends by time first (``deadline``, with ``pages_left`` more than it can fetch by then
-never waiting) loses no later page to one taken now, so it takes every idle server's page.
+What bounds the crawl decides what is weighed.  Per second, a page taken now costs next to
+nothing (``t`` is the engine's pace while servers are idle), so the weighing admits nearly every
+idle server's page, and a crawl bounded by pages would spend its budget early on pages a wait
+would have beaten.  So a crawl bounded by pages (``pages_left`` not None) keeps the order's own
+slack (``initial``) and weighs nothing; a crawl that ends by time first (``deadline``, with
+``pages_left`` more than it can fetch by then never waiting) loses no later page to one taken
+now, so it takes every idle server's page; only a crawl with neither bound weighs as above.
 Plain Python; the clock is passed in (a fake one in tests).
 """
 
@@ -42,7 +46,7 @@ FORGET = 0.98
 
 
 class AdaptiveSlack:
-    """Chooses the slack maximising relevant pages per second (see the module docstring)."""
+    """Chooses the slack for what bounds the crawl (see the module docstring)."""
 
     def __init__(self, initial: float = 0.5, *, every: int = 10,
                  clock: Callable[[], float] = time.monotonic, deadline: float | None = None,
@@ -52,7 +56,9 @@ class AdaptiveSlack:
         self.clock = clock
         self.deadline = deadline  # on ``clock``: when the crawl ends by time (None: never)
         self.pages_left = pages_left  # what the page budget still allows (None: no bound)
+        self.initial = initial  # the order's slack, kept while the page budget binds
         self.time_bound = False  # the last choice found the crawl ending by time first
+        self.page_bound = pages_left() is not None  # ... or its page budget binding
         # [relevant, labelled] of pages handed out as the best, older labels weighing less
         self.best = [0.0, 0.0]
         self.side = [[0.0, 0.0] for _ in EDGES]  # the same per ratio bin, below the best
@@ -74,8 +80,9 @@ class AdaptiveSlack:
         if ratio >= 1.0 - self.value:
             return True
         self.refusals += 1
-        # a few refused candidates go out anyway: else a bin once refused is never measured
-        if self.refusals * PROBE >= self.probes + 1:
+        # where the slack is weighed, a few refused candidates go out anyway: else a bin once
+        # refused is never measured
+        if not self.page_bound and self.refusals * PROBE >= self.probes + 1:
             self.probes += 1
             return True
         if self._wait_start is None:
@@ -152,8 +159,11 @@ class AdaptiveSlack:
 
     def choose(self) -> float:
         self.time_bound = self.ends_by_time()
+        self.page_bound = not self.time_bound and self.pages_left() is not None
         if self.time_bound:
             return 1.0
+        if self.page_bound:
+            return self.initial
         bar = self.bar()
         if bar is None:
             return self.value
@@ -172,7 +182,7 @@ class AdaptiveSlack:
                 "/side_pages": self.side_pages,
                 "/wait_s": round(self.wait_total, 1), "/waits": self.waits,
                 "/handout_s": round(t, 3), "/probes": self.probes,
-                "/time_bound": int(self.time_bound)}
+                "/time_bound": int(self.time_bound), "/page_bound": int(self.page_bound)}
 
 
 def _bin(ratio: float) -> int:

@@ -132,9 +132,8 @@ _declare(G, "FOCUS_SLACK", "float?", None,
          "worth at least (1 - SLACK) x the best; None: FOCUS_SLACK_ADAPTIVE for learned (else "
          "0.5), 1.0 for the papers'.")
 _declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", True,
-         "With FOCUS_SLACK unset, the learned order's slack follows the crawl's bound: the "
-         "order's 0.5 while MAX_PAGES binds; 1.0 (never waits) if CLOSESPIDER_TIMEOUT will end "
-         "the crawl first; with neither bound, chosen as it crawls from what waiting pays.")
+         "With FOCUS_SLACK unset, the learned order's slack follows the crawl's bound: 0.5 "
+         "while MAX_PAGES binds, 1.0 if CLOSESPIDER_TIMEOUT ends it first, else weighed.")
 _declare(G, "FOCUS_STRICT_ORDER", "bool", False,
          "Hand out a URL only once every fetched page's outlinks are queued: the papers' "
          "sequential crawler (deterministic with CONCURRENT_REQUESTS=1); slower.")

@@ -244,6 +244,7 @@ def test_the_scheduler_tells_the_controller_the_crawls_bounds(settings, deadline
     control = sched.frontier.adaptive_slack
     now = sched.policy.clock()
     assert (control.deadline is not None) == deadline
+    assert control.page_bound == (left is not None)  # a budget binds until a choice says not
     if deadline:
         assert now < control.deadline <= now + 300
     assert control.pages_left() == left

@@ -58,7 +58,6 @@ class AdaptiveSlack:
         self.pages_left = pages_left  # what the page budget still allows (None: no bound)
         self.initial = initial  # the order's slack, kept while the page budget binds
         self.time_bound = False  # the last choice found the crawl ending by time first
-        self.page_bound = pages_left() is not None  # ... or its page budget binding
         # [relevant, labelled] of pages handed out as the best, older labels weighing less
         self.best = [0.0, 0.0]
         self.side = [[0.0, 0.0] for _ in EDGES]  # the same per ratio bin, below the best
@@ -124,6 +123,13 @@ class AdaptiveSlack:
             self.value = self.choose()
 
     # -- the choice ---------------------------------------------------------------------------
+    @property
+    def page_bound(self) -> bool:
+        """Whether the page budget binds: there is one, and the last choice did not find the
+        crawl ending by time first (asked, not stored: the scheduler sets MAX_PAGES after it
+        builds this)."""
+        return not self.time_bound and self.pages_left() is not None
+
     def best_rate(self) -> float:
         hits, n = self.best
         return (hits + PRIOR * BEST_PRIOR) / (n + PRIOR)
@@ -159,7 +165,6 @@ class AdaptiveSlack:
 
     def choose(self) -> float:
         self.time_bound = self.ends_by_time()
-        self.page_bound = not self.time_bound and self.pages_left() is not None
         if self.time_bound:
             return 1.0
         if self.page_bound:

@@ -81,7 +81,7 @@ def test_the_index_gives_the_most_linked_queued_url_under_random_work(seed):
                 assert got.queued and got.host == host
                 if rng.random() < 0.5:
                     queues.take(got)  # handed out, as the bandit's pick is
-    # the sets are kept, not made again at every ask (measured: 53-62 scans in 489-546 asks)
+    # the sets are kept, not made again at every ask
     assert scans < asks / 3
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,6 +23,11 @@ FOCUS = frozenset({"project", "addon"})
 PROJECT = frozenset({"project"})
 DISTRIBUTED = frozenset({"distributed"})
 KINDS = ("bool", "int", "float", "str", "list", "dict", "float?", "int?", "bool?", "any")
+# Tiers: "user", the settings a user reaches for (the README's table, first in
+# docs/settings.md; kept to about 25 so they stay findable); "advanced", everything else (an
+# order's internals, journal tuning, research switches): a new setting is advanced unless
+# marked otherwise.
+TIERS = ("user", "advanced")
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class Option:
     scope: frozenset[str] = FOCUS
     #: the value settings/distributed.py gives it instead, if any
     distributed: Any = None
+    tier: str = "advanced"  # one of TIERS
 
 
 OPTIONS: dict[str, Option] = {}
@@ -49,9 +55,13 @@ def _group(title: str, about: str) -> str:
 
 
 def _declare(group: str, name: str, kind: str, default: Any, doc: str, *,
-             scope: frozenset[str] = FOCUS, distributed: Any = None) -> None:
-    assert kind in KINDS and name not in OPTIONS, name
-    OPTIONS[name] = Option(name, kind, default, doc, group, scope, distributed)
+             scope: frozenset[str] = FOCUS, distributed: Any = None,
+             tier: str = "advanced") -> None:
+    assert kind in KINDS and tier in TIERS and name not in OPTIONS, name
+    OPTIONS[name] = Option(name, kind, default, doc, group, scope, distributed, tier)
+
+
+USER = "user"  # _declare(..., tier=USER): a setting in the README's table
 
 
 # -- declarations ------------------------------------------------------------------------------
@@ -79,9 +89,10 @@ _declare(G, "CONCURRENT_ITEMS", "int", 16,
 G = _group("The topic and the crawl", "What the crawl is about and when it stops.")
 _declare(G, "FOCUS_LOGSTATS", "bool", True,
          "A focus line every LOGSTATS_INTERVAL and a summary at the end (FocusLogStats).")
-_declare(G, "FOCUS_KEYWORDS", "str", "", "The topic; the spider argument `keywords` overrides it.")
+_declare(G, "FOCUS_KEYWORDS", "str", "", "The topic; the spider argument `keywords` overrides it.",
+         tier=USER)
 _declare(G, "FOCUS_SEEDS", "str", "",
-         "Comma-separated seed URLs or a file of URLs; spider argument `seeds`.")
+         "Comma-separated seed URLs or a file of URLs; spider argument `seeds`.", tier=USER)
 _declare(G, "FOCUS_EXAMPLE_URLS", "str", "",
          "On-topic example pages (URLs, comma/space-separated, or a file of URLs) a page "
          "classifier learns from, fetched first; spider argument `examples`.")
@@ -91,13 +102,13 @@ _declare(G, "FOCUS_RELEVANCE_WEIGHT", "float", 0.0,
          "With examples, the classifier's probability's share of the learned order's page "
          "label (the keyword label the rest; 0: keywords only, measured better).")
 _declare(G, "FOCUS_MAX_PAGES", "int", 2000,
-         "Pant's MAX_PAGES: pages (2xx HTML responses) fetched, then the crawl stops.")
+         "Pant's MAX_PAGES: pages (2xx HTML responses) fetched, then the crawl stops.", tier=USER)
 _declare(G, "FOCUS_HOT_BODY_COUNT", "int", 10,
          "Cho: a page is hot with a keyword in its title or this many in its body.")
 _declare(G, "FOCUS_IDF", "bool", False,
          "Weight the cosine by IDF learnt from the pages fetched so far.")
 _declare(G, "FOCUS_MIN_SCORE", "float", 0.0,
-         "Items scoring below this are not exported (all are still crawled).")
+         "Items scoring below this are not exported (all are still crawled).", tier=USER)
 _declare(G, "FOCUS_DEFAULT_FEED", "str", "output/%(name)s-%(time)s.jsonl",
          "JSON lines written when no -o/-O/FEEDS is given (distributed: one per worker).",
          distributed="output/%(name)s-%(time)s-%(worker)s.jsonl")
@@ -110,7 +121,7 @@ G = _group("The crawl order", "focuscrawl.core.frontier: the seed papers' orders
 _declare(G, "FOCUS_STRATEGY", "str", "learned",
          "learned | breadth-first | cho | cho-distance | best-first | best-n-first | distiller "
          "(the learned order's model lives in one process: not distributed).",
-         distributed="best-first")
+         distributed="best-first", tier=USER)
 _declare(G, "FOCUS_BEST_N", "int", 256,
          "Best-N-First: links popped per batch (Pant: N=1 greedy, N=256 explores).")
 _declare(G, "FOCUS_MAX_BUFFER", "int", 0,
@@ -130,7 +141,7 @@ _declare(G, "FOCUS_DISTILLER_EVERY", "int", 50,
 _declare(G, "FOCUS_SLACK", "float?", None,
          "While the best URL waits on a busy server, another server's URL goes out only if "
          "worth at least (1 - SLACK) x the best; None: FOCUS_SLACK_ADAPTIVE for learned (else "
-         "0.5), 1.0 for the papers'.")
+         "0.5), 1.0 for the papers'.", tier=USER)
 _declare(G, "FOCUS_SLACK_ADAPTIVE", "bool", True,
          "With FOCUS_SLACK unset, the learned order's slack follows the crawl's bound: 0.5 "
          "while MAX_PAGES binds, 1.0 if CLOSESPIDER_TIMEOUT ends it first, else weighed.")
@@ -139,7 +150,8 @@ _declare(G, "FOCUS_STRICT_ORDER", "bool", False,
          "sequential crawler (deterministic with CONCURRENT_REQUESTS=1); slower.")
 _declare(G, "FOCUS_FRONTIER_MEMORY", "int", 500_000,
          "URLs queued in memory at most (0: no limit); past it the worst quarter spills to "
-         "SQLite on disk. Part of the crawl order: a JOBDIR resumes only with its value.")
+         "SQLite on disk. Part of the crawl order: a JOBDIR resumes only with its value.",
+         tier=USER)
 _declare(G, "FOCUS_SAME_ACROSS_SCHEMES", "bool", True,
          "http://host/p and https://host/p are one page (URLs without a port): no page "
          "fetched twice. Part of the crawl order.")
@@ -147,7 +159,8 @@ _declare(G, "FOCUS_SAME_ACROSS_SCHEMES", "bool", True,
 G = _group("The learned order", "focuscrawl.core.learned: P(target relevant) from "
            "anchor, URL, context, parents and what the crawl learnt about hosts and directories.")
 _declare(G, "FOCUS_EXPLAIN", "bool", False,
-         "Each item gets `why`: the parts of its URL's priority when handed out (read only).")
+         "Each item gets `why`: the parts of its URL's priority when handed out (read only).",
+         tier=USER)
 _declare(G, "FOCUS_LEARN_EVERY", "int", 25,
          "Pages between retrains (profile rebuilt, examples replayed, frontier re-scored).")
 _declare(G, "FOCUS_LEARN_RERANK", "int", 65536,
@@ -156,9 +169,10 @@ _declare(G, "FOCUS_LEARN_RERANK_BATCH", "int", 4096,
          "Past FOCUS_LEARN_RERANK: links a retrain re-scores (best quarter + a moving window).")
 _declare(G, "FOCUS_EXPLORE", "float?", None,
          "UCB bonus (log-odds) for little-known hosts and directories; 0 exploits only; "
-         "None: 2.0, or 1.0 with examples.")
+         "None: 2.0, or 1.0 with examples.", tier=USER)
 _declare(G, "FOCUS_EXPLORE_HOSTS", "float?", None,
-         "Share of URLs a bandit over hosts chooses; 0: off; None: 0.5, or 0 with examples.")
+         "Share of URLs a bandit over hosts chooses; 0: off; None: 0.5, or 0 with examples.",
+         tier=USER)
 _declare(G, "FOCUS_PARENT_EXPERT", "bool?", None,
          "Mix a parent-only expert (best-first's evidence) into the learned order's "
          "probabilities, weighted by how well each predicts the crawl's labels; None: on.")
@@ -190,7 +204,7 @@ _declare(G, "FOCUS_HUB", "float?", None,
 G = _group("Watching a crawl", "The live dashboard (focuscrawl.seam.watch.dashboard): a page, "
            "/status.json and /metrics served from the crawl's own reactor.")
 _declare(G, "FOCUS_DASHBOARD", "str", "",
-         "HOST:PORT of the live dashboard (port 0 picks a free one); empty: off.")
+         "HOST:PORT of the live dashboard (port 0 picks a free one); empty: off.", tier=USER)
 _declare(G, "FOCUS_DASHBOARD_TOKEN", "str", "",
          "Every dashboard request must carry it (401 otherwise); required off loopback.")
 _declare(G, "FOCUS_DASHBOARD_LINGER", "float", 0.0,
@@ -200,8 +214,9 @@ G = _group("Politeness", "focuscrawl.core.frontier.hosts and the politeness midd
            "per-server concurrency and delay.")
 _declare(G, "FOCUS_SERVER_KEY", "str", "host",
          "A server is a host name, or `ip` to group hosts by address (resolved off the reactor).")
-_declare(G, "FOCUS_CONCURRENCY_PER_SERVER", "int", 1, "Requests in flight per server.")
-_declare(G, "FOCUS_DELAY", "float", 1.0, "Seconds between request starts on one server.")
+_declare(G, "FOCUS_CONCURRENCY_PER_SERVER", "int", 1, "Requests in flight per server.", tier=USER)
+_declare(G, "FOCUS_DELAY", "float", 1.0, "Seconds between request starts on one server.",
+         tier=USER)
 _declare(G, "FOCUS_ROUND_ROBIN", "int", 0,
          ">0: WebBase's hashed queues, read one URL per queue in turn.")
 _declare(G, "FOCUS_SLOW_SECONDS", "float", 5.0,
@@ -222,7 +237,7 @@ _declare(G, "FOCUS_GC_THRESHOLD", "int", 10_000,
 G = _group("robots.txt", "focuscrawl.seam.middlewares.robots (distributed: fetched once per "
            "cluster, shared through Redis with the same TTLs).")
 _declare(G, "FOCUS_ROBOTSTXT_OBEY", "bool", True,
-         "robots.txt, Crawl-delay included, checked by focuscrawl's own middleware.")
+         "robots.txt, Crawl-delay included, checked by focuscrawl's own middleware.", tier=USER)
 _declare(G, "FOCUS_ROBOTSTXT_TTL", "float", 86400.0,
          "Seconds a fetched robots.txt is trusted (RFC 9309: 24 h).")
 _declare(G, "FOCUS_ROBOTSTXT_ERROR_TTL", "float", 600.0,
@@ -254,7 +269,8 @@ _declare(G, "FOCUS_FILTER_ROBOTS", "bool", True,
          "Drop outlinks a host's already-fetched robots.txt refuses, or to a host that could not "
          "be reached while its rules refuse everything (FOCUS_ROBOTSTXT_ERROR_TTL).")
 _declare(G, "FOCUS_MAX_PAGES_PER_SERVER", "int", 0,
-         "Distinct URLs queued per server (0: no cap): ends what a trap heuristic misses.")
+         "Distinct URLs queued per server (0: no cap): ends what a trap heuristic misses.",
+         tier=USER)
 _declare(G, "FOCUS_NEARNESS", "bool", False,
          "Same-site links only under the page's directory, off-site ones only with a keyword "
          "in URL or anchor (the slides' refinement).")
@@ -291,13 +307,14 @@ _declare(G, "FOCUS_FEED_FSYNC", "bool", False,
 G = _group("Safety", "What is never fetched (focuscrawl.seam.middlewares.safety).")
 _declare(G, "FOCUS_BLOCK_PRIVATE", "any", "auto",
          "Refuse loopback/private/link-local hosts reached through links: True, False, or "
-         "auto (on unless a seed is itself private).")
+         "auto (on unless a seed is itself private).", tier=USER)
 _declare(G, "FOCUS_DROP_BINARY", "bool", True,
          "Drop a body declared HTML that is binary instead of scoring mojibake.")
 
 G = _group("Record and replay", "focuscrawl.seam.output.warc and focuscrawl.seam.replay.")
 _declare(G, "FOCUS_WARC", "str", "",
-         "Record every download into this WARC (%(name)s, %(time)s filled in); empty: off.")
+         "Record every download into this WARC (%(name)s, %(time)s filled in); empty: off.",
+         tier=USER)
 _declare(G, "FOCUS_REPLAY", "str", "",
          "Answer every request from this WARC instead of the network (the papers' virtual "
          "crawler); empty: off.")
@@ -307,7 +324,8 @@ G = _group("JavaScript rendering", "focuscrawl.seam.render: scrapy-playwright an
 _declare(G, "FOCUS_RENDER", "str", "",
          "`js`: render every page in Chromium; spider argument `render` overrides it.")
 _declare(G, "FOCUS_RENDER_DOMAINS", "str", "",
-         "Comma-separated hosts/domains to render (subdomains too); others download as usual.")
+         "Comma-separated hosts/domains to render (subdomains too); others download as usual.",
+         tier=USER)
 _declare(G, "FOCUS_RENDER_WAIT_UNTIL", "str", "networkidle",
          "page.goto waits for this: text fetched by scripts arrives after `load`.")
 _declare(G, "FOCUS_CHROMIUM_PATH", "str", "",
@@ -319,10 +337,10 @@ G = _group("Distributed (Redis)", "Set by settings/distributed.py and the Distri
            "one crawl shared by many workers through Redis (focuscrawl.distributed).")
 _declare(G, "REDIS_URL", "str", "redis://127.0.0.1:6379/0",
          "The crawl's Redis server (as scrapy-redis reads it); every worker uses the same.",
-         scope=DISTRIBUTED)
+         scope=DISTRIBUTED, tier=USER)
 _declare(G, "FOCUS_REDIS_KEY", "str", "focuscrawl:%(spider)s:",
          "Key prefix of one crawl: reuse it to resume, change it (or delete its keys) for a "
-         "new one.", scope=DISTRIBUTED)
+         "new one.", scope=DISTRIBUTED, tier=USER)
 _declare(G, "FOCUS_REDIS_WORKER_TTL", "float", 10.0,
          "Seconds without a heartbeat before a worker is dead and its URLs queued again; also "
          "the lease on a robots.txt being fetched.", scope=DISTRIBUTED)
@@ -566,7 +584,8 @@ def _cell(value: Any) -> str:
 
 
 def markdown() -> str:
-    """docs/settings.md: one table per group (name, default, type, meaning)."""
+    """docs/settings.md: the user tier in one table, then the advanced tier, one table per
+    group (name, default, type, meaning), then the components."""
     lines = ["# Settings", "",
              "Generated from `focuscrawl/config.py` by "
              "`python -m focuscrawl.config --markdown > docs/settings.md`; do not edit by hand.",
@@ -574,17 +593,18 @@ def markdown() -> str:
              "for one crawl; `-s NAME=VALUE` overrides any of them. A type ending in `?` "
              "takes None (unset): the strategy's own default applies. The measurements behind the "
              "defaults: [Benchmarks](benchmarks.md) and the [settings' history]"
-             "(benchmarks-settings-history.md).", ""]
+             "(benchmarks-settings-history.md).", "",
+             "## Main settings", "",
+             "The ones you will reach for. Every other setting is [advanced](#advanced-settings).",
+             "", *_table(o for o in OPTIONS.values() if o.tier == USER), "",
+             "## Advanced settings", "",
+             "The Scrapy settings focuscrawl sets, the orders' internals, journal tuning and "
+             "research switches, by part. Their defaults are the measured ones; change them to "
+             "experiment, or when a page of these docs says so.", ""]
     for title, about in GROUPS.items():
-        lines += [f"## {title}", "", about, "", "| Name | Default | Type | Meaning |",
-                  "| --- | --- | --- | --- |"]
-        for option in _in_group(title):
-            meaning = option.doc.replace("|", "\\|")
-            if option.distributed is not None:
-                meaning += f" Distributed: {_cell(option.distributed)}."
-            lines.append(f"| `{option.name}` | {_cell(option.default)} | {option.kind} "
-                         f"| {meaning} |")
-        lines.append("")
+        advanced = [o for o in _in_group(title) if o.tier != USER]
+        if advanced:
+            lines += [f"### {title}", "", about, "", *_table(advanced), ""]
     lines += ["## Components", "",
               "The project and the add-on switch these on (a project mapping one to `None` "
               "keeps it off).", ""]
@@ -593,6 +613,16 @@ def markdown() -> str:
         lines += [f"| `{path}` | {order} |" for path, order in paths.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+def _table(options: Iterable[Option]) -> list[str]:
+    lines = ["| Name | Default | Type | Meaning |", "| --- | --- | --- | --- |"]
+    for option in options:
+        meaning = option.doc.replace("|", "\\|")
+        if option.distributed is not None:
+            meaning += f" Distributed: {_cell(option.distributed)}."
+        lines.append(f"| `{option.name}` | {_cell(option.default)} | {option.kind} | {meaning} |")
+    return lines
 
 
 def _in_group(title: str) -> Iterator[Option]:

@@ -127,6 +127,22 @@ def test_every_declaration_is_complete() -> None:
             assert isinstance(option.default, expected), name
 
 
+def test_settings_come_in_two_tiers_and_the_readme_lists_the_user_tier() -> None:
+    """The user tier stays short enough to read, and the README's table is exactly it."""
+    user = {name for name, option in config.OPTIONS.items() if option.tier == config.USER}
+    assert all(option.tier in config.TIERS for option in config.OPTIONS.values())
+    assert 10 <= len(user) <= 25, sorted(user)
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### Main settings"):]
+    table = table[:table.index("\n## ")]
+    rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
+    listed = {name for row in rows for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+    assert listed == user, (listed ^ user)
+    page = config.markdown()
+    main = page[page.index("## Main settings"):page.index("## Advanced settings")]
+    assert set(re.findall(r"^\| `([A-Z0-9_]+)`", main, re.M)) == user
+
+
 def test_get_applies_the_one_default_and_the_type() -> None:
     empty = BaseSettings()  # not even Scrapy's defaults
     for name in config.OPTIONS:

@@ -282,8 +282,9 @@ class WebServer:
     def __init__(self, sites: Sites, *, options: Mapping[str, HostOptions] | None = None,
                  defaults: HostOptions | None = None, log_path: str | Path | None = None,
                  seed: int = 0, bind: str = "127.0.0.1", port: int = 0,
-                 bind_hosts: bool = False) -> None:
+                 bind_hosts: bool = False, changing: Any = None) -> None:
         self.sites = sites
+        self.changing = changing  # a changing.ChangingWeb: pages that change as time goes
         self.defaults = defaults or HostOptions()
         self.options = {h.lower(): o for h, o in (options or {}).items()}
         self.seed = seed
@@ -352,7 +353,8 @@ class WebServer:
             h = listener_host
         return h, target
 
-    def respond(self, host: str, target: str, inflight_host: int) -> Response:
+    def respond(self, host: str, target: str, inflight_host: int,
+                headers: Any = None) -> Response:
         """The response for one GET/HEAD, latency included (not yet slept)."""
         known = host in self.sites.hosts
         opt = self.host_options(host)
@@ -361,12 +363,12 @@ class WebServer:
             with self._lock:
                 jitter = self._rng(host).uniform(0, opt.jitter_ms) if opt.jitter_ms else 0.0
             delay = (opt.delay_ms + jitter) / 1000.0
-        resp = self._respond(host, target, inflight_host, known, opt)
+        resp = self._respond(host, target, inflight_host, known, opt, headers)
         resp.delay_s += delay
         return resp
 
     def _respond(self, host: str, target: str, inflight_host: int, known: bool,
-                 opt: HostOptions) -> Response:
+                 opt: HostOptions, headers: Any = None) -> Response:
         norm = _norm_path(target)
         if norm is None:
             return Response(400, _error_page(400, "Bad path"))
@@ -374,6 +376,9 @@ class WebServer:
         if not known:
             if host in LOCAL_NAMES and path == "/":
                 return Response(200, self._portal())
+            if host in LOCAL_NAMES and path == "/_changes.json" and self.changing is not None:
+                return Response(200, json.dumps(self.changing.report()).encode(),
+                                "application/json")
             return Response(404, _error_page(404, f"Unknown host {host}"))
         if opt.max_inflight and inflight_host > opt.max_inflight:
             return Response(503, _error_page(503, "Too many requests"),
@@ -401,6 +406,8 @@ class WebServer:
         resp = self.sites.lookup(host, path, query)
         if resp is None:
             return Response(404, _error_page(404, f"Not found: {path}"))
+        if self.changing is not None:
+            resp = self.changing.serve(host, path, resp, headers)
         return resp
 
     def _portal(self) -> bytes:
@@ -558,7 +565,8 @@ class _Handler(BaseHTTPRequestHandler):
         left = False
         status, nbytes, t_end = 500, 0, t0
         try:
-            resp = fixed if fixed is not None else app.respond(host, target, inf_h)
+            resp = fixed if fixed is not None else app.respond(host, target, inf_h,
+                                                               self.headers)
             if resp.delay_s > 0:
                 time.sleep(resp.delay_s)  # simulated server latency, not synchronisation
             if self._peer_closed():
@@ -731,6 +739,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jitter-ms", type=float, default=0.0, help="plus uniform(0, J) ms")
     ap.add_argument("--seed", type=int, default=0, help="seed of the jitter and error draws")
     ap.add_argument("--max-seconds", type=float, default=0.0, help="stop after S seconds")
+    ap.add_argument("--changing", metavar="JSON",
+                    help="pages change as time goes: a JSON object or file of "
+                    "focuscrawl.demo.changing.ChangeConfig options ('{}': the defaults)")
     ap.add_argument("--analyze", metavar="LOG",
                     help="print the per-host politeness report of an access log and exit "
                     "(with --root/--pages/--config: count robots-disallowed fetches too)")
@@ -759,7 +770,8 @@ def main(argv: list[str] | None = None) -> int:
         log_path = "/dev/stdout"
     server = WebServer(sites, options=per_host, defaults=defaults, log_path=log_path,
                        seed=args.seed, bind=args.bind, port=args.port,
-                       bind_hosts=args.bind_hosts)
+                       bind_hosts=args.bind_hosts,
+                       changing=changing_web(args.changing) if args.changing else None)
     server.start()
 
     def ready() -> None:  # once signals are handled: the port file says "stoppable now"
@@ -773,6 +785,30 @@ def main(argv: list[str] | None = None) -> int:
 
     serve_until_signal(server, args.max_seconds, ready)
     return 0
+
+
+def changing_web(spec: str | Mapping[str, Any]) -> Any:
+    """A :class:`focuscrawl.demo.changing.ChangingWeb` from a JSON object, its text or a file.
+
+    The module is loaded from beside this file, as this file is in the server's subprocess.
+    """
+    import importlib.util
+
+    if isinstance(spec, str):
+        text = spec if spec.lstrip().startswith("{") else Path(spec).read_text("utf-8")
+        options = dict(json.loads(text))
+    else:
+        options = dict(spec)
+    name = "focuscrawl_demo_changing"
+    mod = sys.modules.get(name)
+    if mod is None:
+        loader = importlib.util.spec_from_file_location(name, Path(__file__).with_name(
+            "changing.py"))
+        assert loader is not None and loader.loader is not None
+        mod = importlib.util.module_from_spec(loader)
+        sys.modules[name] = mod  # dataclasses look their module up while the file runs
+        loader.loader.exec_module(mod)
+    return mod.ChangingWeb(mod.ChangeConfig.from_json(options))
 
 
 def serve_until_signal(server: WebServer, max_seconds: float = 0.0,
@@ -819,14 +855,16 @@ class ServerProcess:
     Give ``root`` (a site tree) and/or ``pages`` ({host: {path: Page}}).  ``config`` is a dict
     in the ``--config`` format (``{"defaults": {...}, "hosts": {host: {...}}}``).  Without
     ``log_path`` the log goes to a temporary directory that :meth:`stop` removes, after keeping
-    the rows for :meth:`read_log`.
+    the rows for :meth:`read_log`.  ``changing`` (ChangeConfig options) makes the pages change
+    as time goes (:mod:`focuscrawl.demo.changing`; the truth at :meth:`changes`).
     """
 
     def __init__(self, root: str | Path | None = None,
                  pages: Mapping[str, Mapping[str, Page]] | None = None, *,
                  config: Mapping[str, Any] | None = None, delay_ms: float = 0.0,
                  jitter_ms: float = 0.0, seed: int = 0, log_path: str | Path | None = None,
-                 bind_hosts: bool = False, port: int = 0, startup_timeout: float = 20.0) -> None:
+                 bind_hosts: bool = False, port: int = 0, startup_timeout: float = 20.0,
+                 changing: Mapping[str, Any] | None = None) -> None:
         if root is None and not pages:
             raise ValueError("give root and/or pages")
         self.root = root
@@ -834,6 +872,7 @@ class ServerProcess:
         self.config = dict(config) if config else None
         self.delay_ms, self.jitter_ms, self.seed = delay_ms, jitter_ms, seed
         self.bind_hosts = bind_hosts
+        self.changing = dict(changing) if changing is not None else None
         self.requested_port = port
         self.startup_timeout = startup_timeout
         self._tmp: str | None = None
@@ -867,6 +906,8 @@ class ServerProcess:
             cmd += ["--config", str(tmp / "config.json")]
         if self.bind_hosts:
             cmd += ["--bind-hosts", "--addr-file", str(tmp / "addresses.json")]
+        if self.changing is not None:
+            cmd += ["--changing", json.dumps(self.changing)]
         self._stderr = open(tmp / "stderr.txt", "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self._stderr, cwd=tmp)
@@ -968,6 +1009,13 @@ class ServerProcess:
             srv = WebServer(sites, options=per, defaults=defaults)
             self._robots = {h: srv.robots(h) for h in sites.hosts}
         return self._robots
+
+    def changes(self) -> dict[str, Any]:
+        """The changing web's truth so far (``changing`` given): rates and change times."""
+        status, _, body = self.get("127.0.0.1", "/_changes.json")
+        if status != 200:
+            raise RuntimeError(f"no change report (status {status}): start with changing=")
+        return dict(json.loads(body))
 
     def analyze(self) -> dict[str, dict[str, Any]]:
         """:func:`analyze` of this server's log, with ``disallowed_fetches``."""

@@ -28,6 +28,16 @@ from focuscrawl.core.urls import directory as url_directory
 from focuscrawl.core.urls import host as url_host
 
 UNCHANGED, CHANGED, GONE = "unchanged", "changed", "gone"
+#: the least weight a kept page gets: an off-topic page may be on the topic after a change
+WEIGHT_FLOOR = 0.02
+
+
+def relevance_weight(score: float, relevant_score: float) -> float:
+    """A page's weight in the freshness it is kept at: the share of "relevant" its score
+    reaches (1 from ``relevant_score`` up), so it weighs like the probability of relevance a
+    new page's frontier estimate is (:mod:`.split` compares the two)."""
+    share = score / relevant_score if relevant_score > 0 else 1.0
+    return min(1.0, max(WEIGHT_FLOOR, share))
 
 
 class PageState:

@@ -93,17 +93,24 @@ def crawl(proxy: str, out: Path, keywords: str, seeds: Path, strategy: str, dela
            "-s", f"FOCUS_DELAY={delay}", *slack_settings, "-s", "LOG_LEVEL=INFO",
            "-s", f"LOG_FILE={log}", "-O", str(out)]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"crawl failed ({proc.returncode}): {out}\n{proc.stderr[-2000:]}")
+    err = out.with_suffix(".err")
+    with open(err, "wb") as stderr:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=stderr)
+        # the crawl's own CPU time (the crawls run at once share the machine, not their CPU)
+        _, status, usage = os.wait4(proc.pid, 0)
+    returncode = proc.returncode = os.waitstatus_to_exitcode(status)
+    if returncode != 0:
+        tail = err.read_text("utf-8", errors="replace")[-2000:]
+        raise RuntimeError(f"crawl failed ({returncode}): {out}\n{tail}")
     rows = [json.loads(line) for line in out.read_text("utf-8").splitlines() if line.strip()]
     rows.sort(key=lambda r: r.get("order") or 0)
     stamps = [datetime.fromisoformat(r["fetched_at"]).timestamp() for r in rows]
     span = max(stamps) - min(stamps) if len(stamps) > 1 else 0.0
     stats = {k: float(v) for k, v in _STAT.findall(log.read_text("utf-8", errors="replace"))}
     return {"urls": [r["url"] for r in rows], "span": span, "wall": time.monotonic() - t0,
-            "stats": stats, "offsets": [s - min(stamps) for s in stamps]}
+            "stats": stats, "offsets": [s - min(stamps) for s in stamps],
+            "cpu": usage.ru_utime + usage.ru_stime}
 
 
 def _seeds(topic: dict, task: str) -> list[str]:
@@ -203,6 +210,20 @@ def summarise(results: list[dict], oracle: dict[tuple[str, str], int] | None = N
                     lines.append(f"  {label:22s} {n:6d} {n / pages if pages else 0:6.2f} "
                                  f"{_ratio(n, on_hosts[BASE]) if base else '-':>6s} "
                                  f"{sums[label][0] / n if n else 0:8.3f}")
+            cpu = {label: sum(r.get("cpu", 0.0) for r in rows if r["config"] == label)
+                   for label in labels}
+            if any(cpu.values()):
+                # a crawl bounded by time that spends more CPU a page fetches fewer pages on a
+                # busy machine: its servers wait for the reactor, not for their delay
+                lines.append("the crawl process's CPU seconds, CPU ms a page, x best-first's "
+                             "a page; pages x best-first's")
+                for label in labels:
+                    pages = sums[label][1]
+                    per_page = cpu[label] / pages if pages else 0.0
+                    base_page = cpu[BASE] / base[1] if base and base[1] else 0.0
+                    lines.append(f"  {label:22s} {cpu[label]:8.1f} {1000 * per_page:7.1f} "
+                                 f"{_ratio(per_page, base_page) if base else '-':>6s} "
+                                 f"{_ratio(pages, base[1]) if base else '-':>6s}")
             ended = sum(1 for r in rows if r["seconds"] < seconds)
             if ended:
                 lines.append(f"({ended} run(s) ended within {seconds:g} s: rel@ counts all "
@@ -333,7 +354,8 @@ def main() -> int:
                             "slack": slack, "config": _label(strategy, slack), "delay": delay,
                             "repeat": rep, "relevant": found, "pages": len(pages),
                             "seconds": round(res["span"], 2), "within": within,
-                            "on_topic_hosts": on_topic_hosts, "stats": res["stats"]})
+                            "on_topic_hosts": on_topic_hosts, "stats": res["stats"],
+                            "cpu": round(res["cpu"], 2)})
             print(f"  [{i}/{len(jobs)}] {task}/{t['id']} {_label(strategy, slack)} "
                   f"delay={delay} #{rep}: {found} relevant in {len(pages)} pages, "
                   f"{res['span']:.0f} s", file=sys.stderr)

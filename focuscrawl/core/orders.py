@@ -5,18 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .frontier.protocol import Capabilities, LocalFrontier
 from .frontier.strategies import (
     BestFirst,
     BestNFirst,
     BreadthFirst,
-    Capabilities,
     Cho,
     Distiller,
-    Frontier,
+    QueueFrontier,
 )
 from .learned import Learned
 
-STRATEGIES: dict[str, Callable[..., Frontier]] = {
+STRATEGIES: dict[str, Callable[..., QueueFrontier]] = {
     "breadth-first": BreadthFirst,
     "cho": Cho,
     "cho-distance": lambda **kw: Cho(distance=True, **kw),
@@ -26,7 +26,7 @@ STRATEGIES: dict[str, Callable[..., Frontier]] = {
     "learned": Learned,
 }
 #: the class behind each name (its declared capabilities)
-CLASSES: dict[str, type[Frontier]] = {
+CLASSES: dict[str, type[QueueFrontier]] = {
     "breadth-first": BreadthFirst, "cho": Cho, "cho-distance": Cho, "best-first": BestFirst,
     "best-n-first": BestNFirst, "distiller": Distiller, "learned": Learned,
 }
@@ -48,7 +48,7 @@ _OPTIONS = {
 }
 
 
-def make_frontier(name: str, **options: Any) -> Frontier:
+def make_frontier(name: str, **options: Any) -> LocalFrontier:
     """Build a strategy by name, passing only the options it understands."""
     try:
         factory = STRATEGIES[name]

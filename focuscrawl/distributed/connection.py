@@ -38,22 +38,23 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from scrapy.exceptions import NotConfigured
 from scrapy.settings import get_settings_priority
-from scrapy_redis.connection import get_redis_from_settings
+from scrapy_redis.connection import get_redis_from_settings  # type: ignore[import-untyped]
 
 from focuscrawl.config import RedisOptions
 from focuscrawl.seam.services import FocusServices
 
 from . import scripts, shards
+from .client import Client
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 from .known import KnownLinks
 from .outlinks import Outlinks
+from .protocol import SharedFrontier, SharedHosts, SharedRobotsCache
 from .robotscache import RedisRobotsCache
 from .sharded import ShardedFrontier
 from .shardedhosts import ShardedHosts, ShardedRobots
 
 if TYPE_CHECKING:
-    from redis import Redis
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
@@ -208,12 +209,12 @@ def _answer(then: Callable[[Any], None], result: Any) -> None:
 
 @dataclass
 class Worker:
-    client: Redis
+    client: Client
     prefix: str
     worker_id: str
-    frontier: RedisFrontier
-    hosts: RedisHosts
-    robots: RedisRobotsCache
+    frontier: SharedFrontier
+    hosts: SharedHosts
+    robots: SharedRobotsCache
     link: RedisLink
     outlinks: Outlinks  # what the scheduler has not written yet (one script call per page)
     known: KnownLinks  # the URLs a link to which Redis would ignore (the spider drops it)
@@ -272,10 +273,9 @@ def _cluster_worker(settings: BaseSettings, where: str, key: str, wid: str, link
     client = shards.cluster_client(url, settings.getdict("REDIS_PARAMS"))
     frontier = ShardedFrontier(client, key, wid, shards.masters(client), o.cluster_wait)
     router = frontier.router
-    return Worker(client, frontier.prefix, wid, frontier,  # type: ignore[arg-type]
+    return Worker(client, frontier.prefix, wid, frontier,
                   ShardedHosts(client, router, wid), ShardedRobots(client, router, wid),
-                  link, Outlinks(frontier, link, o.batch),  # type: ignore[arg-type]
-                  KnownLinks(o.known))
+                  link, Outlinks(frontier, link, o.batch), KnownLinks(o.known))
 
 
 class RedisServices(FocusServices):

@@ -1,6 +1,6 @@
 """RedisFrontier: one crawl frontier in Redis, shared by every worker of a crawl (no Scrapy).
 
-It speaks :class:`focuscrawl.core.frontier.Frontier`'s language -- :meth:`add` a :class:`Link`,
+It speaks the frontier protocol (:class:`.protocol.SharedFrontier`) -- :meth:`add` a :class:`Link`,
 :meth:`crawled` a page, ``len()`` -- so ``FocusScheduler``'s request <-> record code works
 unchanged, and adds what a cluster needs:
 
@@ -31,11 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis import Redis
-
 from .. import config
 from ..core.frontier import Entry, Link
 from . import scripts
+from .client import Client
 from .hosts import SlotEnd
 
 #: strategies the Redis frontier implements (the distiller's periodic HITS is not a Lua job)
@@ -97,7 +96,7 @@ class RedisFrontier:
 
     name = "redis"
 
-    def __init__(self, client: Redis, prefix: str, worker: str) -> None:
+    def __init__(self, client: Client, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
         self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
@@ -182,13 +181,14 @@ class RedisFrontier:
         self.max_pages = int(stored["max_pages"])
         return {k: stored[k] for k in mine if k not in DECISION_KEYS and stored.get(k) != mine[k]}
 
-    # -- the Frontier interface ---------------------------------------------------------------
+    # -- the frontier protocol ---------------------------------------------------------------
     def add(self, link: Link) -> bool:
         """Record a discovered link; True if its URL was queued or moved up."""
         return bool(self._run("ADD", *add_op(link)[1:]))
 
-    def crawled(self, url: str, score: float, hot: bool) -> None:
-        """A fetched page's score (the first report counts); hot pages warm their neighbours."""
+    def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
+        """A fetched page's score (the first report counts); hot pages warm their neighbours
+        (``digest``: none of the Redis orders learns from text)."""
         self._run("CRAWLED", *crawled_op(url, score, hot)[1:])
 
     def add_many(self, links: Iterable[Link]) -> list[bool]:

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redis import Redis
-
 from . import scripts
+from .client import Client, text
 
 
 class LeaseLost(Exception):
@@ -52,7 +51,7 @@ class SlotEnd:
 
 
 class RedisHosts:
-    def __init__(self, client: Redis, prefix: str, worker: str) -> None:
+    def __init__(self, client: Client, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
         self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
@@ -101,11 +100,11 @@ class RedisHosts:
         (Redis time in seconds, worker, slot token), oldest first."""
         out = []
         for item in self.client.lrange(self.prefix + "starts:" + host, 0, -1):
-            ms, worker, token = item.decode().split(" ", 2)
+            ms, worker, token = text(item).split(" ", 2)
             out.append((int(ms) / 1000.0, worker, token))
         return out
 
     def server(self, host: str) -> dict[str, str]:
         """The server's cluster state (next start, delays, slow flag, counts), for tests/stats."""
         raw = self.client.hgetall(self.prefix + "h:" + host)
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        return {text(k): text(v) for k, v in raw.items()}

@@ -36,7 +36,7 @@ from .frontier import Op, add_op, crawled_op, settle_op
 
 if TYPE_CHECKING:
     from ..core.frontier import Link
-    from .frontier import RedisFrontier
+    from .protocol import SharedFrontier
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Writer(Protocol):
 class Outlinks:
     """The operations one worker has not written to Redis yet, and the pages still adding."""
 
-    def __init__(self, frontier: RedisFrontier, link: Writer, limit: int = DEFAULT_LIMIT
+    def __init__(self, frontier: SharedFrontier, link: Writer, limit: int = DEFAULT_LIMIT
                  ) -> None:
         self.frontier = frontier
         self.link = link

@@ -50,8 +50,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
 
     from .connection import RedisLink
-    from .hosts import RedisHosts
-    from .robotscache import RedisRobotsCache
+    from .protocol import SharedHosts, SharedRobotsCache
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +59,7 @@ class RedisRobots:
     """``RobotsSource`` of a cluster worker: robots.txt fetched once per cluster, servers held
     for the whole cluster."""
 
-    def __init__(self, fetcher: RobotsFetcher, shared: RedisRobotsCache, hosts: RedisHosts,
+    def __init__(self, fetcher: RobotsFetcher, shared: SharedRobotsCache, hosts: SharedHosts,
                  link: RedisLink, stats: StatsCollector, *, poll: float, lease: float) -> None:
         self.fetcher = fetcher
         self.shared = shared

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redis import Redis
-
 from . import scripts
+from .client import Client, text
 
 
 @dataclass(slots=True, frozen=True)
@@ -34,7 +33,7 @@ class SharedRobots:
 
 
 class RedisRobotsCache:
-    def __init__(self, client: Redis, prefix: str, worker: str) -> None:
+    def __init__(self, client: Client, prefix: str, worker: str) -> None:
         self.client = client
         self.prefix = prefix
         self._route = [prefix + "cfg"]  # the slot a Redis Cluster runs its scripts in
@@ -74,7 +73,8 @@ class RedisRobotsCache:
 
     def entry(self, key: str) -> dict[str, bytes]:
         """The stored entry as it is in Redis (for tests and inspection)."""
-        return {k.decode(): v for k, v in self.client.hgetall(self.prefix + "rb:" + key).items()}
+        raw = self.client.hgetall(self.prefix + "rb:" + key)
+        return {text(k): v if isinstance(v, bytes) else v.encode() for k, v in raw.items()}
 
 
 def _ms(seconds: float) -> int:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from redis import RedisError
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
 
     from .hosts import SlotEnd
     from .known import KnownLinks
+    from .protocol import SharedFrontier
 
 logger = logging.getLogger(__name__)
 
@@ -90,17 +92,8 @@ class RedisFocusScheduler:
         self.server_by = server_by(s)
         # the shared parts and this process's worker; None: open() refuses to start
         self.services: RedisServices | None = crawler.get_extension(RedisServices)
-        self.worker: Worker | None = None
-        self.frontier = None
-        self.link: RedisLink | None = None
-        self.outlinks: Outlinks | None = None
-        self.known: KnownLinks | None = None
-        if self.services is not None:
-            self.worker = self.services.redis_worker
-            self.frontier = self.worker.frontier  # type: ignore[assignment]
-            self.link = self.worker.link
-            self.outlinks = self.worker.outlinks
-            self.known = self.worker.known
+        self.worker: Worker | None = (self.services.redis_worker if self.services is not None
+                                      else None)
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.stopped: str | None = None  # stopped by Redis: CRAWL_LOST or REDIS_UNAVAILABLE
         self.spider: Spider | None = None
@@ -128,6 +121,27 @@ class RedisFocusScheduler:
     def from_crawler(cls, crawler: Crawler) -> RedisFocusScheduler:
         return cls(crawler)
 
+    # -- the worker's parts (open() refuses to start without them: no call reaches these) ----
+    def _worker(self) -> Worker:
+        assert self.worker is not None, "a worker without RedisServices never starts"
+        return self.worker
+
+    @property
+    def frontier(self) -> SharedFrontier:
+        return self._worker().frontier
+
+    @property
+    def link(self) -> RedisLink:
+        return self._worker().link
+
+    @property
+    def outlinks(self) -> Outlinks:
+        return self._worker().outlinks
+
+    @property
+    def known(self) -> KnownLinks:
+        return self._worker().known
+
     # -- Scrapy's scheduler contract --------------------------------------------------------
     def open(self, spider: Spider) -> None:
         self.spider = spider
@@ -144,7 +158,7 @@ class RedisFocusScheduler:
         if config.get(s, "FOCUS_STRICT_ORDER"):
             logger.warning("FOCUS_STRICT_ORDER is ignored in distributed mode")
         differ: dict[str, Any] = {}
-        if self.frontier is None:
+        if self.worker is None:
             self.error = missing_message(type(self).__name__, RedisServices)
             self._error_reason = "missing_component"
         else:
@@ -163,9 +177,9 @@ class RedisFocusScheduler:
             return
         for name, value in differ.items():
             logger.warning("this worker's %s differs; the crawl's value %s applies", name, value)
-        assert self.services is not None and self.known is not None
-        self.records = Records(self.stats, self.services.servers, spider,
-                               learns=getattr(self.frontier, "learns", False))
+        assert self.services is not None
+        # no Redis order reads a link's nearby text
+        self.records = Records(self.stats, self.services.servers, spider, learns=False)
         self.max_pages = self.frontier.max_pages
         # the spider drops the outlinks Redis would ignore (those this worker knows of)
         self.services.known_urls.register(self.known.configure(self.frontier.config))
@@ -181,10 +195,11 @@ class RedisFocusScheduler:
         self._loop.start(self.poll, now=False)
         if st is None:
             return
+        worker = self._worker()
         logger.info(
             "Focus frontier in Redis (%s): %s, MAX_PAGES=%d, worker %s; %d queued, %d fetched, "
-            "%d other worker(s)", self.worker.prefix, self.frontier.config["strategy"],
-            self.max_pages, self.worker.worker_id, st["entries"], st["fetched"],
+            "%d other worker(s)", worker.prefix, self.frontier.config["strategy"],
+            self.max_pages, worker.worker_id, st["entries"], st["fetched"],
             max(0, st["workers"] - 1),
         )
 
@@ -349,6 +364,7 @@ class RedisFocusScheduler:
             st = self.link.call(self.frontier.status)
         except Unavailable:
             if self._check_link():
+                assert self.stopped is not None
                 raise CloseSpider(self.stopped) from None
             raise DontCloseSpider from None
         if not st.done or self.link.pending or not flushed:
@@ -455,9 +471,12 @@ class RedisFocusScheduler:
         for lease in leases:
             if lease not in self._settling:
                 self._settling.add(lease)
-                self.outlinks.settle(lease, lambda _answer, lease=lease: self._settled(lease))
+                self.outlinks.settle(lease, partial(self._after_settle, lease))
         if self.outlinks.links:
             self.outlinks.flush()  # a Redis error keeps them all: the next flush settles them
+
+    def _after_settle(self, lease: int, _answer: bool) -> None:
+        self._settled(lease)
 
     def _settled(self, lease: int) -> None:
         """The lease's settle reached Redis (or RedisLink keeps it, in order)."""

@@ -97,7 +97,7 @@ class ShardedFrontier:
                 self.client.hsetnx(shard.prefix + "c", "lease_seq", i * LEASE_BASE)
         return differ
 
-    # -- the Frontier interface ---------------------------------------------------------------
+    # -- the frontier protocol ---------------------------------------------------------------
     def apply(self, ops: Sequence[Op]) -> list[bool]:
         if not ops:
             return []
@@ -132,7 +132,7 @@ class ShardedFrontier:
         from .frontier import add_op
         return self.apply([add_op(link) for link in links])
 
-    def crawled(self, url: str, score: float, hot: bool) -> None:
+    def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
         self.shards[self._page_shard.get(url, 0)].crawled(url, score, hot)
 
     def __len__(self) -> int:
@@ -199,8 +199,8 @@ class ShardedFrontier:
                 self._page_shard[entry.url] = i
                 self._lease_url[lease] = entry.url
                 return got
-            if self.shards[i].wait is not None:
-                waits.append(self.shards[i].wait)
+            if (wait := self.shards[i].wait) is not None:
+                waits.append(wait)
         return None
 
     def downloaded(self, lease: int, counted: bool, slot: SlotEnd | None = None) -> int:

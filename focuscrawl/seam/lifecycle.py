@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from focuscrawl.core.frontier import Entry
 
 if TYPE_CHECKING:
-    from focuscrawl.core.frontier import Frontier, HostPolicy
+    from focuscrawl.core.frontier import HostPolicy, LocalFrontier
 
 
 class Lease:
@@ -243,7 +243,7 @@ class Lifecycle:
         """The leases not settled, by number."""
         return (lease for _, lease in sorted(self.leases.items()) if lease.open)
 
-    def put_back(self, frontier: Frontier) -> int:
+    def put_back(self, frontier: LocalFrontier) -> int:
         """Put every lease not settled back into ``frontier``: fetched again, counted once
         (a counted one keeps its crawl order for the refetch).  Every lease is forgotten; how
         many were put back."""

@@ -137,8 +137,8 @@ class FocusPriorityQueue:
             return []
         spider = self.crawler.spider
         queued = {u: r.to_dict(spider=spider) for u, r in self._requests.items()
-                  if u in self.frontier.entries}  # evicted requests are not kept
-        queued.update({u: d for u, d in self._pending.items() if u in self.frontier.entries})
+                  if self.frontier.queued(u)}  # evicted requests are not kept
+        queued.update({u: d for u, d in self._pending.items() if self.frontier.queued(u)})
         os.makedirs(self.key, exist_ok=True)
         with open(self._state_path(), "wb") as f:
             pickle.dump({"frontier": self.frontier.snapshot(), "requests": queued}, f)

@@ -38,7 +38,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from focuscrawl import config
-from focuscrawl.core.frontier import Entry, Frontier, HostPolicy
+from focuscrawl.core.frontier import Entry, HostPolicy, LocalFrontier
 from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
@@ -84,12 +84,12 @@ class FocusScheduler:
         self.jobdir_path = job_dir(self.settings)
         #: what is kept of the crawl: a journal with JOBDIR (made at open), else nothing
         self.state: CrawlState = NullState()
-        self.frontier: Frontier | None = None
+        self.frontier: LocalFrontier | None = None
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.spider: Spider | None = None
         self.strict = config.get(self.settings, "FOCUS_STRICT_ORDER")
         self.explain = config.get(self.settings, "FOCUS_EXPLAIN")
-        # None: the crawl order's own default (Frontier.default_slack), known at open
+        # None: the crawl order's own default (LocalFrontier.default_slack), known at open
         self.slack: float | None = None
         self.waker = Waker(crawler)  # wakes the engine when a waiting server is due
         self.error: str | None = None  # the crawl could not start (see open)

@@ -11,9 +11,9 @@
 * :class:`Distiller` — best-first whose link priority mixes the parent's score with the parent's
   HITS hub weight over the crawled graph, recomputed every K pages (focused-crawler slides).
 
-Every frontier has the same small interface: :meth:`Frontier.add` a discovered link,
-:meth:`Frontier.crawled` a fetched page, :meth:`Frontier.pop` the next URL for a server that may be
-contacted now, ``len()``, :meth:`Frontier.snapshot` / :meth:`Frontier.restore`.
+Every frontier has the same small interface: `QueueFrontier.add` a discovered link,
+`QueueFrontier.crawled` a fetched page, `QueueFrontier.pop` the next URL for a server that may be
+contacted now, ``len()``, `QueueFrontier.snapshot` / `QueueFrontier.restore`.
 """
 
 from __future__ import annotations
@@ -23,51 +23,21 @@ import random
 import sys
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
 from ..urls import scheme_twin
 from .insight import queue_insight
 from .linkgraph import LinkGraph
+from .protocol import Capabilities, Link, Ready
 from .queues import Entry, Key, ServerQueues
 from .slack import AdaptiveSlack
 from .spill import Spilled, Spilling, SpillStore, memory_stats
 
-Ready = Callable[[str], bool] | None
-@dataclass(slots=True)
-class Link:
-    """What the spider knows about a discovered URL when it reports it."""
 
-    url: str
-    host: str = ""
-    anchor: str = ""
-    parent: str | None = None
-    parent_score: float = 0.0
-    parent_hot: bool = False
-    depth: int = 0
-    keyword: bool = False  # the anchor text or the URL contains a topic keyword (Cho)
-    force: bool = False  # queue again even if seen (a retry)
-    payload: Any = None  # opaque data the caller wants back with the entry
-    # text around the link in its parent (the learned order's evidence): a str, or an object
-    # whose str() is the text, made when first read (extract.LinkContext)
-    context: Any = ""
-    chrome: bool = False  # the link sits in its parent's navigation, header, footer or sidebar
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What an order does beyond the common interface, declared by its class: a caller asks
-    ``Frontier.capabilities`` (or ``orders.capabilities(name)``), not ``getattr``."""
-
-    learns: bool = False  # learns from page digests and link context (text): send them
-    uses_graph: bool = False  # keeps a link graph: every link counts, none may be dropped
-    batches: bool = False  # chooses batches (``open_batch``): a journal records each choice
-    explores: bool = False  # has an exploration bonus (``explore``) a resumed crawl may keep
-
-
-class Frontier:
-    """Seen-set, per-server queues and bookkeeping shared by every strategy."""
+class QueueFrontier:
+    """Seen-set, per-server queues and bookkeeping shared by every strategy: a
+    :class:`~.protocol.LocalFrontier`."""
 
     #: the order's name; an instance may refine it from its options ("cho-distance")
     name: str = "frontier"
@@ -116,6 +86,9 @@ class Frontier:
     def __len__(self) -> int:
         """URLs queued, in memory and on disk."""
         return len(self.entries) + (len(self.spilled) if self.spilled is not None else 0)
+
+    def queued(self, url: str) -> bool:
+        return url in self.entries
 
     def __contains__(self, url: str) -> bool:
         return (url in self.entries or url in self.done
@@ -518,7 +491,7 @@ class Frontier:
         return None
 
 
-class BreadthFirst(Frontier):
+class BreadthFirst(QueueFrontier):
     """FIFO; with MAX_BUFFER, links found while the frontier is full are dropped."""
 
     name = "breadth-first"
@@ -541,9 +514,9 @@ class BreadthFirst(Frontier):
         pass
 
 
-class GraphOrder(Frontier):
+class GraphOrder(QueueFrontier):
     """An order that keeps a link graph: ``capabilities.uses_graph``, so
-    :meth:`Frontier.__init__` makes one and :meth:`Frontier.restore` replaces it, never None."""
+    `QueueFrontier.__init__` makes one and `QueueFrontier.restore` replaces it, never None."""
 
     capabilities = Capabilities(uses_graph=True)
     graph: LinkGraph
@@ -627,7 +600,7 @@ class Cho(GraphOrder):
         return {"hot_queue": hot, "url_queue": len(self.entries) - hot}
 
 
-class BestNFirst(Frontier):
+class BestNFirst(QueueFrontier):
     """Pant, Srinivasan & Menczer's Best-N-First (Figure 1)."""
 
     name = "best-n-first"
@@ -708,7 +681,7 @@ class BestNFirst(Frontier):
         self.stats["batches"] += 1
 
     def take(self, url: str) -> Entry | None:
-        """As :meth:`Frontier.take`; a pop that found no batch chose one first, so does this."""
+        """As `QueueFrontier.take`; a pop that found no batch chose one first, so does this."""
         if self.n == 1:
             return super().take(url)
         if not self.batch:

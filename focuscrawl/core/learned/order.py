@@ -1,4 +1,4 @@
-"""The ``learned`` crawl order: a :class:`Frontier` whose priorities are learned link values
+"""The ``learned`` crawl order: a :class:`QueueFrontier` whose priorities are learned link values
 (see the package's docstring).  No Scrapy import.
 
 It composes the parts: a :class:`Scorer` (features, model, values), a :class:`Trainer`
@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from ..fingerprints import fingerprint
+from ..frontier.protocol import Capabilities, Link, Ready
 from ..frontier.queues import Entry, Key
-from ..frontier.strategies import Capabilities, Frontier, Link, Ready
+from ..frontier.strategies import QueueFrontier
 from ..memory import trim_heap
 from ..urls import host
 from .bandit import HostBandit
@@ -45,7 +46,7 @@ from .state import (
 from .training import Trainer
 
 
-class Learned(Frontier):
+class Learned(QueueFrontier):
     """Best-first over learned link values (see the package's docstring)."""
 
     name = "learned"

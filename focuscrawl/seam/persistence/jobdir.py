@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 from scrapy import signals as scrapy_signals
 
 from focuscrawl.config import JournalOptions
-from focuscrawl.core.frontier import BestNFirst, Frontier, Link
+from focuscrawl.core.frontier import BestNFirst, Link, LocalFrontier
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
@@ -136,7 +136,7 @@ class JournaledState:
         self.path = path
         self.lifecycle = lifecycle
         self.store: JournalStore | None = None
-        self.frontier: Frontier | None = None
+        self.frontier: LocalFrontier | None = None
         self.order_options: dict[str, Any] = {}
         self._snapshot_ops = 0
         self._max_open = 0
@@ -148,7 +148,7 @@ class JournaledState:
     def _state_path(self) -> str:
         return os.path.join(self.path, STATE_FILE)
 
-    def load(self, frontier: Frontier, order_options: dict[str, Any]) -> None:
+    def load(self, frontier: LocalFrontier, order_options: dict[str, Any]) -> None:
         """Open (or create) JOBDIR's state database and restore the crawl it holds into
         ``frontier`` and the lifecycle; from then on the lifecycle is observed."""
         self.frontier = frontier

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any, cast
 
-from focuscrawl.core.frontier import Frontier
+from focuscrawl.core.frontier import LocalFrontier
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.learned import EXPLORE, Learned, examples_defaults
 from focuscrawl.core.learned.seeds import apply_examples_defaults
@@ -71,7 +71,7 @@ ADOPTED = {"frontier_memory": "FOCUS_FRONTIER_MEMORY", "explore": "FOCUS_EXPLORE
            "examples": "FOCUS_EXAMPLES"}
 
 
-def adopt(frontier: Frontier, current: dict[str, Any], taken: dict[str, Any],
+def adopt(frontier: LocalFrontier, current: dict[str, Any], taken: dict[str, Any],
           where: str) -> None:
     """Make the live ``frontier`` and its options (``current``, changed in place) run under
     the settings an old crawl began with (:func:`upgrade`)."""

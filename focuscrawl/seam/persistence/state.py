@@ -16,7 +16,7 @@ from focuscrawl.seam.persistence.jobdir import JournaledState
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from focuscrawl.core.frontier import Frontier, Link
+    from focuscrawl.core.frontier import Link, LocalFrontier
     from focuscrawl.seam.lifecycle import Lifecycle
     from focuscrawl.seam.persistence.ops import Op
 
@@ -27,7 +27,7 @@ class CrawlState(Protocol):
         """The crawl may not go on writing (a full disk): hand out nothing more."""
         ...
 
-    def load(self, frontier: Frontier, order_options: dict[str, Any]) -> None:
+    def load(self, frontier: LocalFrontier, order_options: dict[str, Any]) -> None:
         """Restore the crawl it holds (if any) into ``frontier`` and the lifecycle."""
         ...
 
@@ -57,7 +57,7 @@ class NullState:
 
     halted = False
 
-    def load(self, frontier: Frontier, order_options: dict[str, Any]) -> None:
+    def load(self, frontier: LocalFrontier, order_options: dict[str, Any]) -> None:
         pass
 
     def added(self, link: Link) -> None:

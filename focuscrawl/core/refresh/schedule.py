@@ -43,16 +43,18 @@ def relevance_weight(score: float, relevant_score: float) -> float:
 class PageState:
     """What the crawl knows of one kept page."""
 
-    __slots__ = ("url", "host", "directory", "weight", "first_seen", "last_visit",
+    __slots__ = ("url", "host", "directory", "weight", "score", "first_seen", "last_visit",
                  "last_changed", "version", "signature", "etag", "last_modified", "stats",
-                 "rate", "due", "gone", "leased")
+                 "rate", "due", "gone", "leased", "owed")
 
     def __init__(self, url: str, now: float, weight: float, signature: str = "",
-                 etag: str | None = None, last_modified: str | None = None) -> None:
+                 etag: str | None = None, last_modified: str | None = None,
+                 host: str | None = None) -> None:
         self.url = url
-        self.host = url_host(url)
+        self.host = host or url_host(url)  # the server politeness knows it by
         self.directory = url_directory(url)
         self.weight = weight
+        self.score = 0.0  # the page's last relevance score, as the crawl exports it
         self.first_seen = self.last_visit = self.last_changed = now
         self.version = 1
         self.signature = signature
@@ -63,9 +65,11 @@ class PageState:
         self.due = math.inf
         self.gone = False
         self.leased = False
+        #: a resumed crawl put its fetch back: the line of its last outcome may be unwritten
+        self.owed = False
 
-    _SAVED = ("url", "weight", "first_seen", "last_visit", "last_changed", "version",
-              "signature", "etag", "last_modified", "gone")
+    _SAVED = ("url", "host", "weight", "score", "first_seen", "last_visit", "last_changed",
+              "version", "signature", "etag", "last_modified", "gone")
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self._SAVED}
@@ -75,9 +79,10 @@ class PageState:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PageState:
         page = cls(data["url"], data["first_seen"], data["weight"], data["signature"],
-                   data.get("etag"), data.get("last_modified"))
+                   data.get("etag"), data.get("last_modified"), data.get("host"))
         for k in ("last_visit", "last_changed", "version", "gone"):
             setattr(page, k, data[k])
+        page.score = data.get("score", 0.0)
         page.stats = ChangeStats.from_list(data["stats"])
         return page
 
@@ -155,9 +160,10 @@ class RevisitSchedule:
 
     # -- the page's life
     def add(self, url: str, now: float, weight: float, signature: str = "", *,
-            etag: str | None = None, last_modified: str | None = None) -> PageState:
+            etag: str | None = None, last_modified: str | None = None,
+            host: str | None = None) -> PageState:
         """A page fetched for the first time (or again after it was gone)."""
-        page = PageState(url, now, weight, signature, etag, last_modified)
+        page = PageState(url, now, weight, signature, etag, last_modified, host)
         old = self.pages.get(url)
         if old is not None:  # back from the dead: keep what was learnt of it
             page.stats, page.version, page.first_seen = old.stats, old.version + 1, old.first_seen
@@ -261,9 +267,14 @@ class RevisitSchedule:
         """Hand out the page :meth:`peek` finds (leased until :meth:`visited`)."""
         page = self.peek(now, ready)
         if page is not None:
-            page.leased = True
-            self._list(page.host)  # the host's next page, if any, lists it now
+            self.lease(page)
         return page
+
+    def lease(self, page: PageState) -> None:
+        """``page`` is handed out, due or not (a journal's replay): not again until it is
+        back (:meth:`visited`, :meth:`release`, :meth:`mark_gone`)."""
+        page.leased = True
+        self._list(page.host)  # the host's next page, if any, lists it now
 
     def next_due(self) -> float:
         """When the earliest page falls due (inf: none)."""
@@ -278,6 +289,32 @@ class RevisitSchedule:
                 self._listed.pop(host)
                 self._list(host)
         return math.inf
+
+    def owe(self, url: str) -> PageState | None:
+        """A fetch of ``url`` was put back by a resumed crawl: its last outcome's line may not
+        be written, so the next fetch exports it again (and a page gone is fetched again to
+        say so)."""
+        page = self.pages.get(url)
+        if page is not None:
+            page.owed = True
+            if page.gone:
+                page.gone = False
+                self.counts[GONE] -= 1
+        return page
+
+    # -- saved state
+    def put(self, data: dict[str, Any]) -> PageState:
+        """Set a page's whole state (a saved crawl, a journal's replay), its observations
+        pooled in place of what was known of it."""
+        page = PageState.from_dict(data)
+        old = self.pages.get(page.url)
+        if old is not None:
+            self.estimator.pool(old.host, old.directory, old.stats, -1)
+        self.estimator.pool(page.host, page.directory, page.stats)
+        self.pages[page.url] = page
+        page.rate = self.rate(page)
+        self._reschedule(page)
+        return page
 
     # -- the policy
     def live(self) -> Iterator[PageState]:

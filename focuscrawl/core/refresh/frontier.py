@@ -1,0 +1,209 @@
+"""A crawl that keeps going: a crawl order's frontier and a revisit schedule behind one frontier.
+
+:class:`RevisitFrontier` composes any local frontier (the discovery of new pages: a seed paper's
+order or the learned one) with a :class:`~focuscrawl.core.refresh.schedule.RevisitSchedule`
+(the pages kept, by due time).  The scheduler, the request lifecycle, per-server politeness and
+the journal see one frontier: a revisit is a second kind of entry (``entry.extra ==``
+:data:`REVISIT`, its request in ``entry.payload``), handed out by the same ``pop`` among the
+servers that may be contacted now, leased, put back and replayed like any other.
+
+Each ``pop`` asks the :class:`~focuscrawl.core.refresh.split.Split` which kind goes next: the
+most overdue revisit on a ready server, valued at its weight times the chance it changed,
+against the next new page, valued at the relevance-weight the crawl's recent new pages had
+(the harvest the discovery is making now).  Every ``calibrate_every`` seconds the allocation is
+solved again for the revisit budget politeness allows (``capacity``: visits per second per
+server).  What is not the revisits' is the inner frontier's, unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from focuscrawl.core.frontier import Entry
+from focuscrawl.core.refresh.schedule import PageState, RevisitSchedule
+from focuscrawl.core.refresh.split import DISCOVER, REVISIT, Split
+
+#: how fast the estimate of a new page's value follows the crawl's recent new pages
+_HARVEST_MEMORY = 0.05
+
+#: (server -> visits per second it takes) for the servers of the kept pages
+Capacity = Callable[[set[str]], dict[str, float]]
+
+
+class RevisitFrontier:
+    """``inner`` (discovery) and ``schedule`` (revisits) as one local frontier.
+
+    ``request_of(page)`` makes a revisit's request payload (the seam's; Scrapy's request
+    dict); ``discovering()`` says whether new pages may still be fetched (the page budget);
+    ``clock`` is wall-clock seconds (a resumed crawl's due times stay right).
+    """
+
+    _OWN = frozenset({
+        "inner", "schedule", "split", "clock", "request_of", "capacity", "discovering",
+        "calibrate_every", "lease_timeout", "harvest", "_next_calibration", "_leased_at",
+        "_calibrated_pages"})
+
+    def __init__(self, inner: Any, schedule: RevisitSchedule, split: Split, *,
+                 clock: Callable[[], float], request_of: Callable[[PageState], Any],
+                 capacity: Capacity, discovering: Callable[[], bool] = lambda: True,
+                 calibrate_every: float = 30.0, lease_timeout: float = 600.0) -> None:
+        self.inner = inner
+        self.schedule = schedule
+        self.split = split
+        self.clock = clock
+        self.request_of = request_of
+        self.capacity = capacity
+        self.discovering = discovering
+        self.calibrate_every = calibrate_every
+        self.lease_timeout = lease_timeout  # a revisit with no outcome this long is due again
+        self.harvest = 1.0  # a new page's value until the crawl has seen some
+        self._next_calibration = -math.inf
+        self._calibrated_pages = 0
+        self._leased_at: dict[str, float] = {}
+
+    # everything a frontier has that is not about revisits is the inner frontier's
+    def __getattr__(self, name: str) -> Any:
+        if name in self._OWN:  # not set yet (a half-built or unpickled object)
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.inner, name, value)  # the scheduler sets the order's adaptive slack
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    # -- handing out -------------------------------------------------------------------------
+    def pop(self, ready: Any = None, slack: float | None = None, held: Any = None) -> Entry | None:
+        now = self.clock()
+        self._calibrate(now)
+        page = self.schedule.peek(now, ready)
+        discover = self.discovering() and len(self.inner) > 0
+        kind = self.split.choose(self.harvest if discover else None,
+                                 self.schedule.value(page, now) if page is not None else None)
+        entry = None
+        if kind == DISCOVER:
+            entry = self.inner.pop(ready, slack, held)
+            if entry is None and page is not None:
+                kind = REVISIT  # no new page on a ready server: the revisit, then
+        if kind == REVISIT and page is not None:
+            entry = self._lease(page, now)
+        if entry is not None and kind is not None:
+            self.split.record(kind)
+        return entry
+
+    def _lease(self, page: PageState, now: float) -> Entry:
+        self.schedule.lease(page)
+        self._leased_at[page.url] = now
+        entry = Entry(page.url, page.host, 0, score=page.weight, payload=self.request_of(page))
+        entry.extra = REVISIT
+        return entry
+
+    def take(self, url: str) -> Entry | None:
+        page = self.schedule.get(url)
+        if page is not None and not page.gone and not page.leased:
+            return self._lease(page, self.clock())  # a revisit handed out, replayed
+        return self.inner.take(url)
+
+    def requeue(self, entry: Entry) -> None:
+        self.schedule.owe(entry.url)  # its line may be unwritten: the refetch says it again
+        if entry.extra == REVISIT:
+            self._leased_at.pop(entry.url, None)
+            self.schedule.release(entry.url, self.clock(), 0.0)  # due at once: not fetched
+        else:
+            self.inner.requeue(entry)
+
+    def failed(self, url: str, learn: bool = True) -> None:
+        page = self.schedule.get(url)
+        if page is None or not page.leased:
+            self.inner.failed(url, learn)
+        # a revisit's answer (304, 404, 410) is its outcome, reported on its own
+
+    def _calibrate(self, now: float) -> None:
+        live = len(self.schedule) - self.schedule.counts["gone"]
+        grown = live > 1.25 * self._calibrated_pages  # amortised: O(pages) work in all
+        if now < self._next_calibration and not grown:
+            return
+        self._next_calibration = now + self.calibrate_every
+        self._calibrated_pages = live
+        for url, since in list(self._leased_at.items()):
+            if now - since > self.lease_timeout:  # no outcome came (the download failed)
+                del self._leased_at[url]
+                self.schedule.release(url, now, 0.0)
+        hosts = {p.host for p in self.schedule.live()}
+        if not hosts:
+            return
+        caps = self.capacity(hosts)
+        share = self.split.share if self.split.share is not None else 1.0
+        budget = share * sum(caps.values())
+        # politeness bounds each server; with a fixed split, revisits get that share of it
+        self.schedule.calibrate(budget, {h: share * c for h, c in caps.items()})
+
+    # -- what the crawl reports ----------------------------------------------------------------
+    def kept(self, url: str, weight: float, signature: str, *, host: str | None = None,
+             etag: str | None = None, last_modified: str | None = None) -> PageState:
+        """A page fetched for the first time: from now on it is revisited."""
+        page = self.schedule.add(url, self.clock(), weight, signature, etag=etag,
+                                 last_modified=last_modified, host=host)
+        self.harvest += _HARVEST_MEMORY * (weight - self.harvest)
+        return page
+
+    def revisited(self, url: str, *, signature: str | None = None, changed: bool | None = None,
+                  weight: float | None = None, etag: str | None = None,
+                  last_modified: str | None = None) -> str:
+        """A revisit's outcome (``changed`` False: a 304; else the signature decides)."""
+        self._leased_at.pop(url, None)
+        return self.schedule.visited(url, self.clock(), signature=signature, changed=changed,
+                                     weight=weight, etag=etag, last_modified=last_modified)
+
+    def gone(self, url: str) -> bool:
+        """The page answered 404 or 410: True the first time."""
+        self._leased_at.pop(url, None)
+        return self.schedule.mark_gone(url, self.clock())
+
+    def replay(self, state: dict[str, Any]) -> None:
+        """A kept page's state as journaled after its fetch."""
+        self._leased_at.pop(state["url"], None)
+        self.schedule.put(state)
+
+    def next_due(self) -> float:
+        """When the next revisit falls due (wall clock; inf: none)."""
+        return self.schedule.next_due()
+
+    # -- saved state ---------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {"inner": self.inner.snapshot(), "revisit": {
+            "pages": [p.to_dict() for p in self.schedule.pages.values()],
+            "split": dict(self.split.counts), "counts": dict(self.schedule.counts),
+            "harvest": self.harvest}}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if "revisit" not in state:  # a crawl that kept no page yet (started without revisits)
+            self.inner.restore(state)
+            return
+        self.inner.restore(state["inner"])
+        saved = state["revisit"]
+        for data in saved["pages"]:
+            self.schedule.put(data)
+        self.split.counts.update(saved["split"])
+        self.schedule.counts.update(saved["counts"])
+        self.harvest = saved["harvest"]
+
+    def describe(self) -> dict[str, int | float]:
+        out = dict(self.inner.describe())
+        schedule = self.schedule
+        out.update({
+            "revisit/pages": len(schedule) - schedule.counts["gone"],
+            "revisit/changed": schedule.counts["changed"],
+            "revisit/unchanged": schedule.counts["unchanged"],
+            "revisit/gone": schedule.counts["gone"],
+            "revisit/fetches": self.split.counts[REVISIT],
+            "revisit/share": round(self.split.revisit_share, 4),
+            "revisit/freshness": round(schedule.estimated_freshness(self.clock()), 4),
+        })
+        return out

@@ -1,0 +1,201 @@
+"""A continuous crawl (FOCUS_REVISIT): the revisits as the scheduler, the spider and the journal
+see them.
+
+:class:`Revisits` is built by the scheduler when the crawl keeps going.  It wraps the crawl
+order's frontier in a :class:`~focuscrawl.core.refresh.frontier.RevisitFrontier` (the scheduler
+then hands out, leases, journals and keeps politeness for revisits as for any URL), makes a
+revisit's request (conditional: ``If-None-Match`` from the page's ETag, ``If-Modified-Since``
+from its Last-Modified; 304, 404 and 410 reach the spider), and answers the spider:
+
+* a first fetch is kept (from then on it is revisited) and exported with ``version`` 1;
+* a revisit's 304, or a page whose main-content signature did not change, is an unchanged
+  visit: nothing exported;
+* a changed signature is a new version, exported with ``changed: true``;
+* a 404 or 410 is a page gone, exported once with ``gone: true``.
+
+Each outcome is journaled (``Op.REVISIT``: the page's whole state after it) before its item is
+written, so a resumed crawl keeps every page's versions and observations; the feed skips a line
+it already holds (a page's URL with its version, ``focuscrawl.seam.output.feeds``), so a
+revisit fetched again after a kill is not exported twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from focuscrawl import config
+from focuscrawl.core.refresh import RateEstimator, RevisitSchedule, Split
+from focuscrawl.core.refresh.frontier import RevisitFrontier
+from focuscrawl.core.refresh.schedule import CHANGED, PageState, relevance_weight
+from focuscrawl.core.refresh.signature import content_signature
+from focuscrawl.seam.meta import LINK
+from focuscrawl.seam.persistence.ops import Op
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.http import Response
+
+    from focuscrawl.core.frontier import HostPolicy
+    from focuscrawl.seam.lifecycle import Lifecycle
+    from focuscrawl.seam.servers import ServerKeys
+
+logger = logging.getLogger(__name__)
+
+#: the request meta key of a revisit: the version the crawl has of the page
+REVISIT = "focus_revisit"
+#: the statuses a revisit's spider sees (Scrapy's HttpErrorMiddleware lets them through)
+ANSWERS = (304, 404, 410)
+#: the fastest a server is assumed to answer, for a server without a delay (visits/s bound)
+_MIN_FETCH_SECONDS = 0.05
+
+
+def iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class Kept:
+    """What the spider exports of a kept page's fetch: the item's extra fields, and whether it
+    is the page's first fetch (counted in the crawl's harvest)."""
+
+    fields: dict[str, Any]
+    first: bool
+
+
+class Revisits:
+    """The revisit part of one crawl (module docstring)."""
+
+    def __init__(self, inner: Any, *, settings: Any, lifecycle: Lifecycle, policy: HostPolicy,
+                 servers: ServerKeys, record: Callable[..., None],
+                 clock: Callable[[], float] = time.time) -> None:
+        share = config.get(settings, "FOCUS_REVISIT_SHARE")
+        prior = config.get(settings, "FOCUS_REVISIT_PRIOR")
+        name = config.get(settings, "FOCUS_REVISIT_POLICY")
+        if share is not None and not 0.0 <= share <= 1.0:
+            raise ValueError(f"FOCUS_REVISIT_SHARE must be between 0 and 1, not {share}")
+        if prior <= 0:
+            raise ValueError(f"FOCUS_REVISIT_PRIOR must be > 0 seconds, not {prior}")
+        self.policy = policy
+        self.servers = servers
+        self.record = record
+        self.clock = clock
+        self.relevant_score = config.get(settings, "FOCUS_RELEVANT_SCORE")
+        self.frontier = RevisitFrontier(
+            inner, RevisitSchedule(name, RateEstimator(prior_rate=1.0 / prior)), Split(share),
+            clock=clock, request_of=self.request_of, capacity=self.capacity,
+            discovering=lambda: lifecycle.budget() > 0)
+
+    # -- the scheduler's side ------------------------------------------------------------------
+    def request_of(self, page: PageState) -> dict[str, Any]:
+        """A revisit's request, as Scrapy's ``request_from_dict`` takes it."""
+        headers = {}
+        if not page.owed:  # an owed line needs the page itself, not a 304
+            if page.etag:
+                headers["If-None-Match"] = page.etag
+            if page.last_modified:
+                headers["If-Modified-Since"] = page.last_modified
+        return {"url": page.url, "headers": headers, "dont_filter": True, "meta": {
+            REVISIT: page.version, "handle_httpstatus_list": list(ANSWERS),
+            LINK: {"anchor": "", "parent": None}}}
+
+    def capacity(self, hosts: set[str]) -> dict[str, float]:
+        """Visits per second each server takes under politeness: its connections over the gap
+        between two requests (its delay, or its last response time when longer)."""
+        policy = self.policy
+        out = {}
+        for host in hosts:
+            state = policy.server(host)
+            gap = max(policy.current_delay(host), state.last_response_time, _MIN_FETCH_SECONDS)
+            out[host] = state.concurrency / gap
+        return out
+
+    def wait(self, now_monotonic: float) -> float | None:
+        """When (on the politeness clock) the next revisit falls due; None: none is waiting."""
+        due = self.frontier.next_due()
+        if math.isinf(due):
+            return None
+        return now_monotonic + max(0.0, due - self.clock())
+
+    @staticmethod
+    def is_revisit(request: Any) -> bool:
+        return REVISIT in request.meta
+
+    # -- the spider's side ---------------------------------------------------------------------
+    def answered(self, response: Response) -> list[Any] | None:
+        """A revisit's answer that needs no parsing: 304 (unchanged), 404 and 410 (gone).
+        The items to export (a gone page's), or None when the page is to be parsed."""
+        request = response.request
+        if request is None or not self.is_revisit(request):
+            return None
+        url = request.url
+        page = self.frontier.schedule.get(url)
+        if page is None:
+            return None  # not kept (a redirect's target): parsed as a new page
+        status = response.status
+        if status == 304:
+            self._apply(url, lambda: self.frontier.revisited(
+                url, changed=False, etag=_header(response, b"ETag"),
+                last_modified=_header(response, b"Last-Modified")))
+            return []
+        if status in (404, 410):
+            first = self.frontier.gone(url)
+            self.record(Op.REVISIT, page.to_dict())
+            return [self._gone_fields(page, status)] if first else []
+        return None
+
+    def kept(self, response: Response, url: str, main_text: str, score: float) -> Kept | None:
+        """A parsed page of the crawl: the fields its item adds, or None for a revisit that
+        found the main content unchanged (nothing to export)."""
+        signature = content_signature(main_text)
+        weight = relevance_weight(score, self.relevant_score)
+        etag = _header(response, b"ETag")
+        modified = _header(response, b"Last-Modified")
+        request = response.request
+        key = request.url if request is not None and self.is_revisit(request) else url
+        page = self.frontier.schedule.get(key)
+        if page is None or page.gone:
+            page = self.frontier.kept(key, weight, signature, host=self.servers.key(key),
+                                      etag=etag, last_modified=modified)
+            page.score = score
+            self.record(Op.REVISIT, page.to_dict())
+            return Kept(self._fields(page, changed=False), first=True)
+        outcome = self.frontier.revisited(key, signature=signature, weight=weight, etag=etag,
+                                          last_modified=modified)
+        page.score = score
+        self.record(Op.REVISIT, page.to_dict())
+        if outcome != CHANGED and not page.owed:
+            return None
+        # (owed: a resumed crawl's page whose last line may not have been written; the feed
+        # skips it if it was)
+        page.owed = False
+        return Kept(self._fields(page, changed=page.version > 1), first=False)
+
+    def _apply(self, url: str, change: Callable[[], Any]) -> None:
+        change()
+        page = self.frontier.schedule.get(url)
+        if page is not None:
+            self.record(Op.REVISIT, page.to_dict())
+
+    @staticmethod
+    def _fields(page: PageState, *, changed: bool) -> dict[str, Any]:
+        return {"version": page.version, "first_seen": iso(page.first_seen),
+                "last_changed": iso(page.last_changed), "changed": changed}
+
+    def _gone_fields(self, page: PageState, status: int) -> dict[str, Any]:
+        return {"url": page.url, "status": status, "title": "", "score": round(page.score, 6),
+                "hot": False, "depth": 0, "parent": None, "anchor": "",
+                "fetched_at": iso(page.last_visit), "content_type": "", "text_length": 0,
+                "outlinks": 0, "order": None, "priority": 0.0, "version": page.version,
+                "first_seen": iso(page.first_seen), "last_changed": iso(page.last_changed),
+                "changed": False, "gone": True}
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None

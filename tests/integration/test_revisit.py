@@ -1,0 +1,82 @@
+"""A continuous crawl (revisit=true) of the changing web: what it exports against the web's
+truth, conditional requests, gone pages, the page budget and politeness."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest_twisted
+
+from focuscrawl.demo.webserver import ServerProcess
+from focuscrawl.seam.services import FocusServices
+from tests.support.project import crawl, project_settings
+from tests.support.revisits import (
+    CHANGING,
+    SEED,
+    TOPIC,
+    changes_between,
+    epoch,
+    expected_changes,
+    fetch_times,
+    site,
+)
+
+DELAY = 0.05
+MAX_PAGES = 20  # of the web's 24: the budget bounds the distinct pages kept
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to) -> None:
+    with ServerProcess(pages=site(), changing=CHANGING) as srv:
+        proxy_to(srv)
+        settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=10_000,
+                                    CLOSESPIDER_TIMEOUT=8, FOCUS_REVISIT_PRIOR=5.0)
+        result = await crawl(settings, keywords=TOPIC, seeds=SEED,
+                             strategy="breadth-first", max_pages=str(MAX_PAGES), revisit="true")
+        truth = srv.changes()
+        rows = srv.read_log()
+    stats = result.stats
+    assert stats["finish_reason"] == "closespider_timeout"  # it went on until stopped
+    lines: dict[str, list[dict]] = defaultdict(list)
+    for item in result.items:
+        lines[item["url"]].append(item)
+    # the page budget bounds the distinct pages kept, not the fetches
+    assert len(lines) == MAX_PAGES
+    fetches = fetch_times(rows)
+    assert sum(len(t) for t in fetches.values()) > 3 * MAX_PAGES
+    assert stats["downloader/response_status_count/304"] > 0  # conditional requests
+    for url, items in lines.items():
+        versions = [i["version"] for i in items if not i["gone"]]
+        assert versions == list(range(1, len(versions) + 1)), url  # each change once, in order
+        assert [i["changed"] for i in items if not i["gone"]] == [False] + [True] * (
+            len(versions) - 1)
+        assert len({i["first_seen"] for i in items}) == 1
+        for before, after in zip(items, items[1:], strict=False):
+            if after["gone"]:
+                continue
+            # a line says changed only if the web changed between the two fetches
+            page = truth["pages"][url]
+            assert changes_between(page["changes"], epoch(before["fetched_at"]) - 0.05,
+                                   epoch(after["fetched_at"]) + 0.05), url
+    # every change the fetches could see was exported, and nothing else (noise included)
+    found = expected_changes(fetches, truth)
+    exported = Counter({u: sum(i["changed"] for i in items) for u, items in lines.items()})
+    assert +exported == +found
+    noisy = [u for u in lines if truth["pages"][u]["changes"] == [] and len(fetches[u]) > 2]
+    assert noisy and all(sum(not i["gone"] for i in lines[u]) == 1 for u in noisy)
+    # a page gone is exported once, after it went
+    assert sum(i["gone"] for i in result.items) >= 1
+    for url, items in lines.items():
+        gone = [i for i in items if i["gone"]]
+        went = truth["pages"][url]["gone"]
+        assert len(gone) == (1 if went is not None and fetches[url][-1] > went else 0), url
+        for item in gone:
+            assert item["status"] == 410 and item["version"] == items[-2]["version"]
+    # per-server politeness holds for revisits and discovery alike
+    servers = FocusServices.of(result.crawler).policy.servers
+    for host in ("a.test", "b.test"):
+        starts = list(servers[host].starts)
+        assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= DELAY - 0.001
+        assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
+    assert stats["focus/revisit/fetches"] > stats["focus/revisit/pages"]
+    assert 0.0 < stats["focus/revisit/freshness"] <= 1.0

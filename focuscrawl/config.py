@@ -201,6 +201,21 @@ _declare(G, "FOCUS_SIBLING", "float", 2.0,
 _declare(G, "FOCUS_HUB", "float?", None,
          "Prior weight of a parent's hub evidence; 0: off; None: 1.0 with examples, else 0.")
 
+G = _group("Keeping a topic fresh", "focuscrawl.core.refresh: a crawl that keeps going, "
+           "revisits its pages as they change and exports what changed.")
+_declare(G, "FOCUS_REVISIT", "bool", False,
+         "A continuous crawl: kept pages are revisited as they change, exported again when their "
+         "main content did; spider argument `revisit`. Stops on CLOSESPIDER_TIMEOUT or Ctrl-C.",
+         tier=USER)
+_declare(G, "FOCUS_REVISIT_POLICY", "str", "optimal",
+         "optimal (relevance-weighted freshness, Cho & Garcia-Molina) | uniform | proportional.")
+_declare(G, "FOCUS_REVISIT_SHARE", "float?", None,
+         "The revisits' fixed share of the fetches (0..1); None: adaptive, the next new page's "
+         "expected value against the next revisit's.")
+_declare(G, "FOCUS_REVISIT_PRIOR", "float", 86400.0,
+         "Seconds between a page's changes a crawl assumes before it has seen any; learnt per "
+         "server and directory from then on.")
+
 G = _group("Watching a crawl", "The live dashboard (focuscrawl.seam.watch.dashboard): a page, "
            "/status.json and /metrics served from the crawl's own reactor.")
 _declare(G, "FOCUS_DASHBOARD", "str", "",

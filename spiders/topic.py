@@ -26,7 +26,7 @@ from focuscrawl import config
 from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.core.orders import capabilities
-from focuscrawl.core.relevance import Topic, tokenize
+from focuscrawl.core.relevance import PageScore, Topic, tokenize
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.arguments import (
@@ -37,10 +37,16 @@ from focuscrawl.seam.arguments import (
 )
 from focuscrawl.seam.examples import ExamplePages
 from focuscrawl.seam.meta import LINK, ORDER
-from focuscrawl.seam.output.items import ExplainedPageItem, PageItem
+from focuscrawl.seam.output.items import (
+    ExplainedKeptPageItem,
+    ExplainedPageItem,
+    KeptPageItem,
+    PageItem,
+)
 from focuscrawl.seam.records import is_html, request_key
 from focuscrawl.seam.render import configure_rendering, spider_mode
 from focuscrawl.seam.replay import configure_replay
+from focuscrawl.seam.revisit import Kept, Revisits
 from focuscrawl.seam.services import FocusServices, KnownUrls
 from focuscrawl.seam.signals import START_ERROR_STAT
 
@@ -64,6 +70,7 @@ class TopicSpider(scrapy.Spider):
         render: str | None = None,
         examples: str | None = None,
         negatives: str | None = None,
+        revisit: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -72,7 +79,7 @@ class TopicSpider(scrapy.Spider):
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
             "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
             "reorder": reorder, "render": render, "examples": examples,
-            "negatives": negatives,
+            "negatives": negatives, "revisit": revisit,
         })
         self.topic: Topic | None = None
         self.pages = 0
@@ -82,6 +89,8 @@ class TopicSpider(scrapy.Spider):
         # the outlinks the crawl order would ignore, dropped before a Request is built (the
         # crawl's FocusServices part, found at start: extensions are built after the spider)
         self.known_urls: KnownUrls | None = None
+        # a continuous crawl's revisits (focuscrawl.seam.revisit), found at start
+        self.revisits: Revisits | None = None
 
     @property
     def args(self) -> CrawlArguments | None:
@@ -156,6 +165,7 @@ class TopicSpider(scrapy.Spider):
         assert self.args is not None and self.topic is not None
         services = self.crawler.get_extension(FocusServices)
         self.known_urls = services.known_urls if services is not None else None
+        self.revisits = services.revisits if services is not None else None
         examples = self.example_pages
         assert examples is not None
         if not examples.resume(getattr(self, "state", None)):
@@ -208,6 +218,12 @@ class TopicSpider(scrapy.Spider):
 
     def parse(self, response: Response) -> Iterator[Any]:
         stats = self.crawler.stats
+        revisits = self.revisits
+        if revisits is not None:  # a revisit's 304, 404 or 410
+            answered = revisits.answered(response)
+            if answered is not None:
+                yield from (KeptPageItem(**fields) for fields in answered)
+                return
         if not is_html(response):  # the scheduler did not count it as a page either
             stats.inc_value("focus/skipped/not_html")
             return
@@ -230,6 +246,15 @@ class TopicSpider(scrapy.Spider):
         relevance = examples.page(response, digest, scored.score)
         digest = examples.label_digest(digest, relevance) if self.learning else None
         url = canonical(response.url)
+        kept = None
+        if revisits is not None:  # the main content decides what changed (one place)
+            kept = revisits.kept(response, url, page.main_text, scored.score)
+            if kept is None:
+                return  # a revisit that found nothing new: no line, no new link
+            if not kept.first:
+                yield self._item(response, page, scored, relevance, content_type, kept)
+                yield from self._outlinks(page, url, scored)
+                return
         self.pages += 1
         if scored.score >= self.relevant_score:
             self.relevant += 1
@@ -239,15 +264,20 @@ class TopicSpider(scrapy.Spider):
             focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
             digest=digest, title=page.title, spider=self,
         )
+        yield self._item(response, page, scored, relevance, content_type, kept)
+        yield from self._outlinks(page, url, scored)
+
+    def _item(self, response: Response, page: ExtractedPage, scored: PageScore,
+              relevance: float | None, content_type: str, kept: Kept | None) -> Any:
+        """The page's line: its fields, a continuous crawl's version fields, why (explain)."""
         focus = response.meta.get(LINK) or {}
-        depth = response.meta.get("depth", 0)
         fields = dict(
             url=response.url,
             status=response.status,
             title=page.title,
             score=round(scored.score, 6),
             hot=scored.hot,
-            depth=depth,
+            depth=response.meta.get("depth", 0),
             parent=focus.get("parent"),
             anchor=focus.get("anchor", ""),
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
@@ -260,7 +290,17 @@ class TopicSpider(scrapy.Spider):
             relevance=None if relevance is None else round(relevance, 6),
         )
         why = focus.get("why")  # FOCUS_EXPLAIN
-        yield PageItem(**fields) if why is None else ExplainedPageItem(**fields, why=why)
+        if kept is not None:
+            fields.update(kept.fields)
+            return (KeptPageItem(**fields) if why is None
+                    else ExplainedKeptPageItem(**fields, why=why))
+        return PageItem(**fields) if why is None else ExplainedPageItem(**fields, why=why)
+
+    def _outlinks(self, page: ExtractedPage, url: str, scored: PageScore,
+                  ) -> Iterator[scrapy.Request]:
+        """A request per outlink the crawl may follow, with what the frontier needs of it."""
+        assert self.topic is not None
+        stats = self.crawler.stats
         known_urls = self.known_urls
         ignores = known_urls.ignores if known_urls is not None and known_urls.active else None
         known = 0

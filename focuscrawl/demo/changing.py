@@ -7,8 +7,9 @@ For the revisit tests and ``bench/freshness.py``: the demo web server (:mod:`.we
   others' mean time between changes is log-uniform between ``min_interval`` and
   ``max_interval`` seconds of *model* time), and the change times from the same seed: the same
   web on every run, whenever a page is asked for;
-* runs model time ``speed`` times faster than the wall clock from the server's start, so a crawl
-  of minutes sees days of changes;
+* runs model time ``speed`` times faster than the wall clock from the first page it serves (the
+  crawl's start, however long the crawler takes to start), so a crawl of minutes sees days of
+  changes;
 * rewrites the page's main content at each change (a paragraph of the revision's own words in
   ``<main>``), and on a share of the pages also the chrome on its own faster clock (a visit
   counter and a time stamp in the footer: bytes that change while the content does not, which a
@@ -115,17 +116,18 @@ class ChangingWeb:
     def __init__(self, config: ChangeConfig | None = None, start: float | None = None,
                  clock: Any = time.time) -> None:
         self.config = config or ChangeConfig()
-        self.start = clock() if start is None else start
+        #: when model time began (wall clock): ``start``, else the first page served
+        self.start: float | None = start
         self.clock = clock
         self._pages: dict[str, _PageClock] = {}
         self._lock = threading.Lock()
 
     # -- time
     def model_time(self, now: float) -> float:
-        return (now - self.start) * self.config.speed
+        return 0.0 if self.start is None else (now - self.start) * self.config.speed
 
     def real_time(self, model: float) -> float:
-        return self.start + model / self.config.speed
+        return (self.start or 0.0) + model / self.config.speed
 
     def page(self, url: str) -> _PageClock:
         clock = self._pages.get(url)
@@ -140,7 +142,7 @@ class ChangingWeb:
         return f'<p class="revision">Revision {version}: {words}.</p>\n'
 
     def _chrome(self, version: int, model: float) -> str:
-        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime(self.start + model))
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.gmtime((self.start or 0.0) + model))
         return (f'<footer class="counter"><p>Visits: {1000 + 37 * version} · '
                 f"page generated {stamp}</p></footer>\n")
 
@@ -165,8 +167,10 @@ class ChangingWeb:
             return resp
         url = f"http://{host}{path}"
         now = self.clock()
-        model = self.model_time(now)
         with self._lock:
+            if self.start is None:
+                self.start = now  # time begins with the first page asked for
+            model = self.model_time(now)
             clock = self.page(url)
             version, noise = clock.at(model)
             if model >= clock.gone_at:

@@ -108,6 +108,7 @@ def parse_arguments(
     render: Any = None,
     examples: Any = None,
     negatives: Any = None,
+    revisit: Any = None,
 ) -> CrawlArguments:
     if keywords is None or not str(keywords).strip():
         raise ArgumentError('keywords are required, e.g. -a keywords="garbage collection"')
@@ -130,6 +131,11 @@ def parse_arguments(
         frontier["max_buffer"] = _int("max_buffer", max_buffer, 0)
     if seed is not None:
         frontier["seed"] = _int("seed", seed, 0)
+    if revisit is not None:
+        flag = str(revisit).strip().lower()
+        if flag not in ("1", "true", "yes", "0", "false", "no"):
+            raise ArgumentError(f"revisit must be true or false, not {revisit!r}")
+        frontier["revisit"] = flag in ("1", "true", "yes")
     if reorder is not None:
         value = str(reorder).strip().lower()
         if value not in ("none", "backlinks", "score"):

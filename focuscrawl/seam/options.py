@@ -47,6 +47,7 @@ FRONTIER_SETTINGS = {
     "sibling": "FOCUS_SIBLING", "sibling_window": "FOCUS_SIBLING_WINDOW", "hub": "FOCUS_HUB",
     "examples": "FOCUS_EXAMPLES", "parent_expert": "FOCUS_PARENT_EXPERT",
     "earned_optimism": "FOCUS_EARNED_OPTIMISM", "bandit_backlinks": "FOCUS_BANDIT_BACKLINKS",
+    "revisit": "FOCUS_REVISIT",
 }
 
 

@@ -28,7 +28,7 @@ reason naming the cause (``focuscrawl.seam.outcome``).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest, NotConfigured
@@ -57,6 +57,7 @@ from focuscrawl.seam.outcome import (
 from focuscrawl.seam.persistence.ops import Op
 from focuscrawl.seam.persistence.state import CrawlState, NullState, crawl_state
 from focuscrawl.seam.records import Records, is_html, is_page
+from focuscrawl.seam.revisit import Revisits
 from focuscrawl.seam.services import FocusServices, missing_message
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class FocusScheduler:
         self.state: CrawlState = NullState()
         self.frontier: LocalFrontier | None = None
         self.records: Records | None = None  # requests <-> frontier records, made at open
+        self.revisits: Revisits | None = None  # a continuous crawl's (FOCUS_REVISIT), at open
         self.spider: Spider | None = None
         self.strict = config.get(self.settings, "FOCUS_STRICT_ORDER")
         self.explain = config.get(self.settings, "FOCUS_EXPLAIN")
@@ -126,6 +128,7 @@ class FocusScheduler:
             options = self._options(spider)
             max_pages = options.pop("max_pages")
             strategy = options.pop("strategy")
+            revisit = options.pop("revisit")
             self.slack = self._slack()
             self.services = FocusServices.of(self.crawler, self)
             reason = MISSING_COMPONENT
@@ -136,6 +139,9 @@ class FocusScheduler:
             self.order_options = {"strategy": strategy, **options}
             self.frontier = make_frontier(strategy, **options)
             assert self.services is not None  # _check_components
+            if revisit:  # a continuous crawl: revisits are a second kind of frontier entry
+                self.order_options["revisit"] = True
+                self._keep_going()
             self.records = Records(self.stats, self.services.servers, spider,
                                    learns=self.frontier.capabilities.learns)
             if self.slack is None and not self._adapts():
@@ -215,8 +221,9 @@ class FocusScheduler:
             self.frontier.close()  # its spill file (FOCUS_FRONTIER_MEMORY), if any
 
     def has_pending_requests(self) -> bool:
-        return (self.frontier is not None and len(self.frontier) > 0
-                and self.lifecycle.budget() > 0)
+        return self.frontier is not None and (
+            self.revisits is not None  # a continuous crawl goes on until it is stopped
+            or (len(self.frontier) > 0 and self.lifecycle.budget() > 0))
 
     def __len__(self) -> int:
         return len(self.frontier) if self.frontier is not None else 0
@@ -264,8 +271,8 @@ class FocusScheduler:
 
     def next_request(self) -> Request | None:
         frontier = self.frontier
-        if frontier is None or self.lifecycle.budget() <= 0:
-            return None
+        if frontier is None or (self.lifecycle.budget() <= 0 and self.revisits is None):
+            return None  # (a continuous crawl's page budget bounds its new pages only)
         if self.state.halted:
             return None  # the disk is full: the crawl is stopping (focuscrawl.seam.output.diskfull)
         if self.strict and pages_in_spider(self.crawler):
@@ -319,7 +326,8 @@ class FocusScheduler:
         number = request.meta.get(LEASE)
         if number is None or self.frontier is None:
             return
-        page = is_page(status, html)
+        # a revisit is a fetch, not one more page against MAX_PAGES
+        page = is_page(status, html) and not (self.revisits and self.revisits.is_revisit(request))
         lease = self.lifecycle.downloaded(number, page)  # counted, journaled: a crawl order
         if lease is None:
             return
@@ -349,6 +357,9 @@ class FocusScheduler:
         policy = self.policy
         waiting = [s.next_start for s in policy.servers.values()
                    if s.next_start > now and s.pending + s.active < s.concurrency]
+        due = self.revisits.wait(now) if self.revisits is not None else None
+        if due is not None and due > now:
+            waiting.append(due)  # the next revisit falls due
         holds = policy.holds(now) if policy.held else None
         if holds:
             assert self.services is not None  # policy.held: the scheduler opened
@@ -418,6 +429,16 @@ class FocusScheduler:
         meta = request.meta
         if LEASE in meta and self.lifecycle.dropped(meta[SERVER], meta[LEASE]):
             self._request_finished(request, None)
+
+    def _keep_going(self) -> None:
+        """Wrap the crawl order's frontier with the revisits (``focuscrawl.seam.revisit``)."""
+        assert self.services is not None and self.frontier is not None
+        state = self
+        self.revisits = self.services.revisits = Revisits(
+            self.frontier, settings=self.settings, lifecycle=self.lifecycle, policy=self.policy,
+            servers=self.services.servers,
+            record=lambda op, *args: state.state.record(op, *args))
+        self.frontier = cast(Any, self.revisits.frontier)
 
     def _options(self, spider: Spider) -> dict[str, Any]:
         return frontier_options(self.settings, spider)

@@ -140,6 +140,9 @@ class FocusServices:
         self._relevant_score = 0.0
         self._robots: RobotsRules | None = None
         self._known: KnownUrls | None = None
+        #: a continuous crawl's revisits (focuscrawl.seam.revisit.Revisits), set by the
+        #: scheduler that keeps them; None: a crawl that ends
+        self.revisits: Any = None
         #: the spider's start() may still yield seeds (``SeedsPendingMiddleware``): servers
         #: held for their robots.txt are waited for meanwhile
         self.seeds_pending = False

@@ -115,8 +115,21 @@ def repair(path: str | os.PathLike[str]) -> int:
         return size - keep
 
 
-def written_urls(path: str | os.PathLike[str], field: str = "url") -> tuple[set[str], int]:
-    """The ``field`` values of a JSON-lines file's items, and the number of unreadable lines."""
+def item_key(item: Any) -> str | None:
+    """What makes a line one of its own: the page's URL; a continuous crawl's later version of
+    a page and its gone line add to it (``focuscrawl.seam.revisit``)."""
+    url = item.get("url")
+    if not isinstance(url, str):
+        return None
+    if item.get("gone"):
+        return f"{url} gone"
+    version = item.get("version")
+    return f"{url} v{version}" if isinstance(version, int) and version > 1 else url
+
+
+def written_urls(path: str | os.PathLike[str]) -> tuple[set[str], int]:
+    """The keys (:func:`item_key`: URLs, with versions) of a JSON-lines file's items, and the
+    number of unreadable lines."""
     urls: set[str] = set()
     bad = 0
     with open(path, "rb") as f:
@@ -124,11 +137,11 @@ def written_urls(path: str | os.PathLike[str], field: str = "url") -> tuple[set[
             if not line.strip():
                 continue
             try:
-                value = json.loads(line).get(field)
+                value = item_key(json.loads(line))
             except (ValueError, AttributeError):
                 bad += 1
                 continue
-            if isinstance(value, str):
+            if value is not None:
                 urls.add(value)
     return urls, bad
 
@@ -202,7 +215,7 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
 
     def export_item(self, item: Any) -> None:
         written: set[str] | None = getattr(self.file, "focus_written", None)
-        url = ItemAdapter(item).get("url") if written is not None else None
+        url = item_key(ItemAdapter(item)) if written is not None else None
         if url is not None and url in written:  # type: ignore[operator]
             if self.crawler is not None and self.crawler.stats is not None:
                 self.crawler.stats.inc_value("focus/feed/duplicates_skipped")

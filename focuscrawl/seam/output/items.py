@@ -33,3 +33,23 @@ class ExplainedPageItem(PageItem):
     so the JSON lines of a crawl not explained are as they always were."""
 
     why: dict[str, float] | None = None  # the parts of the priority (Frontier.explain)
+
+
+@dataclass
+class KeptPageItem(PageItem):
+    """A page of a continuous crawl (FOCUS_REVISIT): exported when first fetched (version 1),
+    then again each time a revisit finds its main content changed (``changed`` true), and once
+    when it is gone (404, 410: ``gone`` true)."""
+
+    version: int = 1  # 1 when first fetched, one more at each change found
+    first_seen: str = ""  # ISO 8601, UTC: when the crawl first fetched it
+    last_changed: str = ""  # when a fetch last found its main content changed (or first_seen)
+    changed: bool = False  # this line is a change of a page exported before
+    gone: bool = False  # the page answered 404 or 410 (exported once)
+
+
+@dataclass
+class ExplainedKeptPageItem(KeptPageItem):
+    """A kept page with why its URL was chosen (FOCUS_EXPLAIN)."""
+
+    why: dict[str, float] | None = None

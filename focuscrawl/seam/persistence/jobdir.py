@@ -310,6 +310,8 @@ class JournaledState:
             lifecycle.replayed_count(lease, order)
         elif kind is Op.DONE:
             lifecycle.replayed_settle(op[1])
+        elif kind is Op.REVISIT:
+            cast(Any, frontier).replay(op[1])  # a RevisitFrontier (the crawl's options say)
 
     def _put_back(self) -> None:
         """Every URL handed out and not settled goes back to the frontier: fetched again,
@@ -328,6 +330,8 @@ class JournaledState:
         """Journal one operation (see the module docstring)."""
         if self.store is not None:
             self.store.record(op.value, *args)
+            if op is Op.REVISIT:  # a page's new version is durable before an item carries it
+                self.store.commit()
 
     # -- the live crawl: the lifecycle's transitions (Observer) -----------------------------
     def handed_out(self, lease: Lease) -> None:

@@ -32,6 +32,8 @@ class Op(str, Enum):
     FINISHED = "finished"
     #: everything the page produced is queued and its item written
     DONE = "done"
+    #: a kept page's whole state after a fetch (FOCUS_REVISIT: focuscrawl.seam.revisit)
+    REVISIT = "revisit"
 
 
 def link_fields(link: Link) -> tuple:

@@ -261,7 +261,7 @@ class FocusScheduler:
         it only counts (counted here, journaled first, as :meth:`enqueue_request` would)."""
         frontier = self.frontier
         assert frontier is not None
-        if frontier.ignores(url, parent_score):
+        if frontier.ignores(url, parent_score, parent, anchor, context):
             return True
         if parent is None or not frontier.only_counts(url, parent, parent_score, anchor, context):
             return False

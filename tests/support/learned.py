@@ -92,7 +92,7 @@ def virtual_crawl(frontier, web, seeds, limit=400, snapshot_at=None, remake=None
         digest = PageDigest.from_counts(Counter(tokens), topic.hits(tokens))
         frontier.crawled(entry.url, scored.score, scored.hot, digest)
         for url, anchor in links:
-            if drop_ignored and frontier.ignores(url, scored.score):
+            if drop_ignored and frontier.ignores(url, scored.score, entry.url):
                 continue
             if drop_ignored and frontier.only_counts(url, entry.url, scored.score):
                 frontier.count_inlink(url)  # as the scheduler's answer to the spider does

@@ -97,6 +97,23 @@ def test_link_nearness_follows_the_chapters_next_to_a_relevant_one():
     assert need_near <= 10 < 30 <= need_blind, (need_near, need_blind)
 
 
+@pytest.mark.parametrize("web", [table_of_contents(), hidden_web(2)], ids=["contents", "hidden"])
+def test_links_the_spider_drops_keep_their_places_and_the_order(web):
+    """With link nearness on, the spider's check places every outlink among its parent's
+    before it drops one (to a page handed out, or only one more in-link of a URL queued): the
+    crawl's order is that of a crawl that built every link, without the Requests."""
+    seeds = ["http://manual.test/"] if "http://manual.test/" in web else ["http://portal.test/"]
+    every = learned(sibling_window=4, hub=1.0)
+    built = virtual_crawl(every, web, seeds, limit=60)
+    f = learned(sibling_window=4, hub=1.0)
+    assert f.may_ignore() and f.counts_inlinks
+    assert virtual_crawl(f, web, seeds, limit=60, drop_ignored=True) == built
+    assert f.stats["duplicates"] < every.stats["duplicates"]  # links were dropped unbuilt
+    parent = next(iter(f.trainer.children))
+    assert list(f.trainer.children[parent].values()) == \
+        list(range(len(f.trainer.children[parent])))  # places in page order, each once
+
+
 def test_an_explanation_gives_the_parts_of_the_value_and_changes_no_order():
     """FOCUS_EXPLAIN: at hand-out, the parts of a link's logit add up to the value today's
     model gives it, and asking for them changes nothing in the crawl's order."""

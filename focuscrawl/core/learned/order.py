@@ -92,9 +92,9 @@ class Learned(QueueFrontier):
             "sibling_window": sibling_window, "explore_hosts": explore_hosts})
         self.window = window = max(0, int(options["sibling_window"]))
         # a link to a URL queued may be counted unbuilt (only_counts): the scheduler registers
-        # the counting answer for the spider once, if it can ever count (link nearness set on
-        # never does; left to the verdict, it counts once the verdict leaves nearness off)
-        self.counts_inlinks = not self.max_buffer and not window
+        # the counting answer for the spider once, if it can ever count (with link nearness
+        # too: the spider's check places every link it drops, :meth:`ignores`)
+        self.counts_inlinks = not self.max_buffer
         self.scorer = Scorer(keywords, bits=bits, explore=options["explore"],
                              explore_split=explore_split, hub=options["hub"], sibling=sibling,
                              parent_expert=parent_expert)
@@ -169,17 +169,17 @@ class Learned(QueueFrontier):
         self.pending.append((entry, -1))
         return True
 
-    def may_ignore(self) -> bool:
-        """A link to a URL handed out, as the other orders (one to a URL queued counts as an
-        in-link), unless link nearness is set on: it keeps every link's place among its
-        parent's links, those to pages fetched included."""
-        return not self.window and super().may_ignore()
-
     def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
                 anchor: str = "", context: object = "") -> bool:
-        """As :meth:`may_ignore` says, and not while places are kept (nearness on by the
-        seeds' verdict, or the verdict to come)."""
-        return not self.keeps_places and super().ignores(url, parent_score, parent)
+        """A link to a URL handed out, as the other orders (one to a URL queued counts as an
+        in-link, :meth:`only_counts`).  While places are kept (link nearness on, or the
+        seeds' verdict to come) the spider's check, which sees every outlink in page order,
+        first places the link among its parent's: a link dropped unbuilt keeps its place, as
+        if it had been added, without a Request through the spider middlewares and the
+        scheduler."""
+        if self.keeps_places and parent is not None:
+            self.trainer.child(parent, url)
+        return super().ignores(url, parent_score, parent)
 
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""
@@ -207,11 +207,11 @@ class Learned(QueueFrontier):
         words would count (:meth:`improve`).  Most of a crawl's outlinks that are not to pages
         fetched are such links, and a Request each through the spider middlewares and the
         scheduler cost more than the rest of the order's work.  Not with MAX_BUFFER (an
-        eviction before the link arrived would make it a new URL) or link nearness (it keeps
-        every link's place among its parent's).  The link filters are not asked again: a URL
+        eviction before the link arrived would make it a new URL).  With link nearness the
+        check placed the link first (:meth:`ignores`).  The link filters are not asked again: a URL
         they let through once gets the in-link even if, say, its host's robots.txt came since
         (the URL is refused when it is handed out)."""
-        if not self.counts_inlinks or self.keeps_places:
+        if not self.counts_inlinks:
             return False
         entry = self.entries.get(url)
         return (entry is not None and entry.extra is not None

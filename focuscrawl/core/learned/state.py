@@ -57,7 +57,10 @@ def restore_learned(order: Any, learned: dict[str, Any]) -> None:
     scorer.hubs.restore(learned["hubs"])
     scorer.mixture.restore(learned.get("mixture"))  # not in snapshots before it
     # snapshots before the fingerprint maps kept URL strings as keys (and as parents)
-    trainer.children = {_fp(k): list(v) for k, v in learned["children"].items()}
+    # kept as each page's URLs in page order (an older state may list a URL twice: its first
+    # place stands)
+    trainer.children = {_fp(k): {u: i for i, u in enumerate(dict.fromkeys(v))}
+                        for k, v in learned["children"].items()}
     trainer.labels = FingerprintMap.from_state(learned["labels"])
     parents = learned["parents"]
     trainer.parents = FingerprintMap.from_state(

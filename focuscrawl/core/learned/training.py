@@ -35,8 +35,10 @@ class Trainer:
         self.discount = discount
         self.memory = memory
         self.window = window
-        # page (fingerprint) -> its links' URLs, in page order: the last ``memory`` pages
-        self.children: dict[int, list[str]] = {}
+        # page (fingerprint) -> its links' URLs, each with its place in page order (the first
+        # link to a URL is its place): the last ``memory`` pages
+        self.children: dict[int, dict[str, int]] = {}
+        self._last: tuple[str, int] = ("", 0)  # the last parent and its fingerprint
         # per page fetched, for the whole crawl: by fingerprint, no URL string kept
         self.labels = FingerprintMap("d")  # fetched page -> its relevance label
         self.parents = FingerprintMap("Q")  # page handed out -> the page it was reached from
@@ -66,14 +68,20 @@ class Trainer:
 
     def child(self, parent: str, url: str) -> None:
         """Remember the link's place among its parent's links (for link nearness), for the
-        ``memory`` most recent parents only: memory stays bounded on a long crawl."""
-        key = fingerprint(parent)
+        ``memory`` most recent parents only: memory stays bounded on a long crawl.  A link
+        already placed keeps its place: the spider's check places every outlink, and the
+        links it lets through are placed again when they are added."""
+        last, key = self._last
+        if parent != last:
+            key = fingerprint(parent)
+            self._last = (parent, key)
         children = self.children.get(key)
         if children is None:
-            children = self.children[key] = []
+            children = self.children[key] = {}
             if len(self.children) > self.memory:
                 del self.children[next(iter(self.children))]
-        children.append(url)
+        if url not in children:
+            children[url] = len(children)
 
     # -- a page's label ---------------------------------------------------------------------
     def relevance(self, score: float, digest: PageDigest | None) -> tuple[float, float]:
@@ -147,19 +155,17 @@ class Trainer:
         if not children:
             return
         near = scorer.store.near
-        try:
-            pos = children.index(url)
-        except ValueError:
-            pos = -1
+        pos = children.get(url, -1)
+        urls = list(children)
         if pos >= 0 and label > 0:
-            for j in range(max(0, pos - self.window), min(len(children), pos + self.window + 1)):
-                entry = self.entries.get(children[j])
+            for j in range(max(0, pos - self.window), min(len(urls), pos + self.window + 1)):
+                entry = self.entries.get(urls[j])
                 if entry is None or entry.extra is None or j == pos:
                     continue
                 value = label * NEAR_DECAY ** (abs(j - pos) - 1)
                 if value > near[entry.extra]:
                     near[entry.extra] = value
-        live = [e for e in map(self.entries.get, dict.fromkeys(children))
+        live = [e for e in map(self.entries.get, urls)
                 if e is not None and e.queued and e.extra is not None]
         if live:
             slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))

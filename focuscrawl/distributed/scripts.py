@@ -6,8 +6,9 @@ of ``lua/prelude.lua``.  Each script sent to Redis is the prelude (``prelude.lua
 files of ``prelude/``, in the fixed order of :data:`PRELUDE`: each may use what the earlier ones
 define) + ``check.lua`` + its own file (INIT has no check: it writes ``cfg``); ADD and ADD_MANY
 also take the fragment ``frontier/add_link.lua``, HOST_FINISH and DOWNLOADED
-``hosts/finish_slot.lua``.  A file's leading comment block (its documentation, up to the first
-blank line) is not sent, so editing it changes no script.
+``hosts/finish_slot.lua``.  NEARDUP_ADD (``neardup/add.lua``) is sent alone: the
+near-duplicate index's keys are in a slot of their own.  A file's leading comment block (its
+documentation, up to the first blank line) is not sent, so editing it changes no script.
 
 Line numbers: the first line of each script sent is a comment naming where each part starts,
 e.g. ``-- POP: line 2 = prelude.lua:57, ..., line 418 = check.lua:6,
@@ -76,6 +77,16 @@ def _script(name: str, *paths: str) -> str:
     return text
 
 
+def _standalone(name: str, path: str) -> str:
+    """The script ``name``: ``path`` alone, without the frontier's prelude (its keys live in a
+    slot of their own, where the crawl's ``cfg`` is not)."""
+    code, first = _code(path)
+    text = f"-- {name}: line 2 = {path}:{first}\n" + code
+    LAYOUT[name] = (Part(path, 2, first),)
+    BY_SHA[hashlib.sha1(text.encode()).hexdigest()] = name
+    return text
+
+
 def locate(name: str, line: int) -> tuple[str, int]:
     """The file and line of the script ``name``'s line ``line`` (as Redis errors give it)."""
     parts = LAYOUT[name]
@@ -125,3 +136,5 @@ STATUS = _script("STATUS", "check.lua", "status.lua")
 # Redis Cluster only (``sharded.py``): MAX_PAGES across shards, on the crawl's global slot
 GRANT = _script("GRANT", "check.lua", "budget/grant.lua")
 SPEND = _script("SPEND", "check.lua", "budget/spend.lua")
+# the near-duplicate index (``neardup.py``), in its own slot
+NEARDUP_ADD = _standalone("NEARDUP_ADD", "neardup/add.lua")

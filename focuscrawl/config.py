@@ -348,6 +348,15 @@ _declare(G, "FOCUS_CHROMIUM_PATH", "str", "",
 _declare(G, "FOCUS_RENDER_PROXY", "str", "",
          "The browser's proxy; empty uses $http_proxy, as Scrapy's downloads do.")
 
+G = _group("Near-duplicates", "A page whose main text is a near-copy of a page already exported "
+           "(focuscrawl.seam.neardup): MinHash of word shingles, in Redis when distributed.")
+_declare(G, "FOCUS_NEAR_DUPLICATES", "str", "mark",
+         "`mark`: such a page gets `duplicate_of` (that page's URL) and counts as no new "
+         "harvest; `drop`: it is not exported either; `off`.")
+_declare(G, "FOCUS_NEAR_DUPLICATES_THRESHOLD", "float", 0.9,
+         "The estimated Jaccard similarity of two main texts' 5-word shingles from which one "
+         "is a near-copy of the other.")
+
 G = _group("Distributed (Redis)", "Set by settings/distributed.py and the Distributed add-on: "
            "one crawl shared by many workers through Redis (focuscrawl.distributed).")
 _declare(G, "REDIS_URL", "str", "redis://127.0.0.1:6379/0",
@@ -424,6 +433,7 @@ COMPONENTS: dict[str, dict[str, int]] = {
     },
     "ITEM_PIPELINES": {
         "focuscrawl.seam.output.pipelines.MinScorePipeline": 100,  # FOCUS_MIN_SCORE
+        "focuscrawl.seam.neardup.NearDuplicatePipeline": 110,  # FOCUS_NEAR_DUPLICATES=drop
     },
     "EXTENSIONS": {
         # required: the parts the scheduler and the middlewares share, built once per crawl

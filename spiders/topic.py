@@ -37,6 +37,7 @@ from focuscrawl.seam.arguments import (
 )
 from focuscrawl.seam.examples import ExamplePages
 from focuscrawl.seam.meta import LINK, ORDER
+from focuscrawl.seam.neardup import NearDuplicates, nothing_new
 from focuscrawl.seam.output.items import (
     ExplainedKeptPageItem,
     ExplainedPageItem,
@@ -91,6 +92,7 @@ class TopicSpider(scrapy.Spider):
         self.known_urls: KnownUrls | None = None
         # a continuous crawl's revisits (focuscrawl.seam.revisit), found at start
         self.revisits: Revisits | None = None
+        self.near_duplicates: NearDuplicates | None = None  # FocusServices' part, at start
 
     @property
     def args(self) -> CrawlArguments | None:
@@ -166,6 +168,7 @@ class TopicSpider(scrapy.Spider):
         services = self.crawler.get_extension(FocusServices)
         self.known_urls = services.known_urls if services is not None else None
         self.revisits = services.revisits if services is not None else None
+        self.near_duplicates = services.near_duplicates if services is not None else None
         examples = self.example_pages
         assert examples is not None
         if not examples.resume(getattr(self, "state", None)):
@@ -255,20 +258,25 @@ class TopicSpider(scrapy.Spider):
                 yield self._item(response, page, scored, relevance, content_type, kept)
                 yield from self._outlinks(page, url, scored)
                 return
+        near = self.near_duplicates  # the text compared is the page's main text
+        duplicate_of = near.check(response.url, page.main_text, scored.score) if near else None
+        if duplicate_of is not None and digest is not None:
+            digest = nothing_new(digest)  # a copy is no harvest: the order learns so
         self.pages += 1
-        if scored.score >= self.relevant_score:
+        if scored.score >= self.relevant_score and duplicate_of is None:
             self.relevant += 1
         stats.set_value("focus/relevant_pages", self.relevant)
         stats.set_value("focus/harvest_rate", round(self.relevant / self.pages, 4))
         self.crawler.signals.send_catch_log(
             focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
-            digest=digest, title=page.title, spider=self,
+            digest=digest, title=page.title, duplicate_of=duplicate_of, spider=self,
         )
-        yield self._item(response, page, scored, relevance, content_type, kept)
+        yield self._item(response, page, scored, relevance, content_type, kept, duplicate_of)
         yield from self._outlinks(page, url, scored)
 
     def _item(self, response: Response, page: ExtractedPage, scored: PageScore,
-              relevance: float | None, content_type: str, kept: Kept | None) -> Any:
+              relevance: float | None, content_type: str, kept: Kept | None,
+              duplicate_of: str | None = None) -> Any:
         """The page's line: its fields, a continuous crawl's version fields, why (explain)."""
         focus = response.meta.get(LINK) or {}
         fields = dict(
@@ -288,6 +296,7 @@ class TopicSpider(scrapy.Spider):
             priority=round(float(focus.get("priority", 0.0)), 6),
             truncated="truncated" in response.flags,
             relevance=None if relevance is None else round(relevance, 6),
+            duplicate_of=duplicate_of,
         )
         why = focus.get("why")  # FOCUS_EXPLAIN
         if kept is not None:

@@ -41,6 +41,7 @@ from scrapy.settings import get_settings_priority
 from scrapy_redis.connection import get_redis_from_settings  # type: ignore[import-untyped]
 
 from focuscrawl.config import RedisOptions
+from focuscrawl.core.neardup import IndexUnavailable, NearDuplicateIndex
 from focuscrawl.seam.services import FocusServices
 
 from . import scripts, shards
@@ -48,6 +49,7 @@ from .client import Client
 from .frontier import RedisFrontier
 from .hosts import RedisHosts
 from .known import KnownLinks
+from .neardup import RedisIndex
 from .outlinks import Outlinks
 from .protocol import SharedFrontier, SharedHosts, SharedRobotsCache
 from .robotscache import RedisRobotsCache
@@ -55,9 +57,12 @@ from .sharded import ShardedFrontier
 from .shardedhosts import ShardedHosts, ShardedRobots
 
 if TYPE_CHECKING:
+    import numpy as np
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from focuscrawl.core.neardup import Layout
 
 logger = logging.getLogger(__name__)
 
@@ -207,6 +212,25 @@ def _answer(then: Callable[[Any], None], result: Any) -> None:
                          "away failed")
 
 
+class LinkedIndex:
+    """The near-duplicate index asked through the worker's :class:`RedisLink`: while Redis is
+    away the link fails fast (no blocking retry) and the page goes unchecked."""
+
+    def __init__(self, index: NearDuplicateIndex, link: RedisLink) -> None:
+        self.index = index
+        self.layout = index.layout
+        self.link = link
+
+    def add(self, url: str, signature: np.ndarray) -> str | None:
+        try:
+            return self.link.call(self.index.add, url, signature)
+        except Unavailable as e:
+            raise IndexUnavailable(str(e)) from None
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
 @dataclass
 class Worker:
     client: Client
@@ -295,6 +319,14 @@ class RedisServices(FocusServices):
             name = getattr(self.crawler.spidercls, "name", None) or "crawl"
             self._redis_worker = connect(self.settings, name)
         return self._redis_worker
+
+    def near_duplicate_index(self, layout: Layout) -> NearDuplicateIndex:
+        """The workers' one index, in Redis, asked through the worker's link (a Redis away
+        leaves pages unchecked, never stalls the worker)."""
+        worker = self.redis_worker
+        name = getattr(self.crawler.spidercls, "name", None) or "crawl"
+        key = key_prefix(RedisOptions.from_settings(self.settings).key, name)
+        return LinkedIndex(RedisIndex(worker.client, key, layout), worker.link)
 
 
 def feed_uri_params(params: dict[str, Any], spider: Spider) -> dict[str, Any]:

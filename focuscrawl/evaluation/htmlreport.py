@@ -231,6 +231,9 @@ def render_html(crawl: Crawl, *, relevant: float = 0.1, top: int = 20,
              ("relevant", f"{s.relevant} (score ≥ {relevant:g}): harvest rate "
                           f"{s.harvest_rate:.1%}"),
              ("hot pages", str(s.hot))]
+    if s.near_duplicates:
+        facts.insert(2, ("near-duplicates", f"{s.near_duplicates} pages whose main text is a "
+                                            "near-copy of one exported before: no new harvest"))
     if s.bad_lines:
         facts.append(("unreadable lines", f"{s.bad_lines} skipped"))
     if compare is not None:

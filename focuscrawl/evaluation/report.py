@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     s = summarise_rows(rows, bad, args.relevant, args.top)
     print(f"{args.path}: {s.pages} pages from {len(s.hosts)} hosts; "
-          f"harvest rate {s.harvest_rate:.1%} (score >= {args.relevant}); {s.hot} hot pages"
+          f"harvest rate {s.harvest_rate:.1%} (score >= {args.relevant}, distinct pages); "
+          f"{s.hot} hot pages"
+          + (f"; {s.near_duplicates} near-duplicates" if s.near_duplicates else "")
           + (f"; {s.bad_lines} unreadable lines skipped" if s.bad_lines else ""))
     print(f"top {len(s.top)} by score:")
     for row in s.top:

@@ -1,6 +1,7 @@
 """A crawl's pages as rows, and what the reports count in them (no Scrapy, no plotting).
 
-A page is relevant when its score is at or above the threshold: :func:`is_relevant`, the one
+A page is relevant when its score is at or above the threshold and it is no near-copy of a page
+exported before it (``duplicate_of``: a copy is no new harvest): :func:`is_relevant`, the one
 rule the text report and the HTML report share.
 """
 
@@ -17,6 +18,7 @@ from urllib.parse import urlsplit
 class Summary:
     pages: int = 0
     relevant: int = 0
+    near_duplicates: int = 0  # pages marked duplicate_of another (FOCUS_NEAR_DUPLICATES)
     hot: int = 0
     bad_lines: int = 0
     hosts: set[str] = field(default_factory=set)
@@ -49,8 +51,9 @@ def host_of(row: dict[str, Any]) -> str:
 
 
 def is_relevant(row: dict[str, Any], relevant: float) -> bool:
-    """The one rule every part of the report uses: score at or above the threshold."""
-    return float(row["score"]) >= relevant
+    """The one rule every part of the report uses: score at or above the threshold, and no
+    near-copy of a page exported earlier."""
+    return float(row["score"]) >= relevant and not row.get("duplicate_of")
 
 
 def summarise_rows(rows: list[dict[str, Any]], bad_lines: int = 0, relevant: float = 0.2,
@@ -59,9 +62,11 @@ def summarise_rows(rows: list[dict[str, Any]], bad_lines: int = 0, relevant: flo
     for row in rows:
         summary.pages += 1
         summary.relevant += is_relevant(row, relevant)
+        summary.near_duplicates += bool(row.get("duplicate_of"))
         summary.hot += bool(row.get("hot"))
         summary.hosts.add(host_of(row))
-    ranked = sorted(rows, key=lambda r: (-float(r["score"]), r.get("order") or 0))
+    distinct = [r for r in rows if not r.get("duplicate_of")]  # a copy's original is there
+    ranked = sorted(distinct, key=lambda r: (-float(r["score"]), r.get("order") or 0))
     summary.top = ranked[:top]
     return summary
 

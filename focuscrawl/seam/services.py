@@ -5,8 +5,9 @@ middleware and the feed storage work on a few common objects: the per-server pol
 (``HostPolicy``), each URL's server (``ServerKeys``: its host name or IP address), what each
 handed-out request's life (``Lifecycle``: its lease, the page count, what its page still owes,
 whether this crawl resumes a JOBDIR), the robots.txt rules already known, the
-irrelevant-directory statistics, and which outlinks the
-crawl order would ignore (``KnownUrls``: the topic spider drops them before building a Request).
+irrelevant-directory statistics, which outlinks the crawl order would ignore (``KnownUrls``:
+the topic spider drops them before building a Request), and the pages exported so far by their
+text (``NearDuplicates``: which page is a near-copy of one of them).
 One object owns them: this Scrapy **extension**, built once per crawl from the crawl's
 settings.  Scrapy builds extensions before the engine builds the downloader, the spider
 middlewares and the scheduler, so every component finds it through
@@ -37,9 +38,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from focuscrawl import config
 from focuscrawl.core.frontier import HostPolicy
+from focuscrawl.core.neardup import Layout, MemoryIndex, NearDuplicateIndex
 from focuscrawl.core.traps import DirectoryStats
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.lifecycle import Lifecycle
+from focuscrawl.seam.neardup import NearDuplicates, near_duplicates
 from focuscrawl.seam.options import politeness_options
 from focuscrawl.seam.servers import ServerKeys
 
@@ -143,6 +146,7 @@ class FocusServices:
         #: a continuous crawl's revisits (focuscrawl.seam.revisit.Revisits), set by the
         #: scheduler that keeps them; None: a crawl that ends
         self.revisits: Any = None
+        self._near: NearDuplicates | None = None
         #: the spider's start() may still yield seeds (``SeedsPendingMiddleware``): servers
         #: held for their robots.txt are waited for meanwhile
         self.seeds_pending = False
@@ -237,6 +241,18 @@ class FocusServices:
         if self._known is None:
             self._known = KnownUrls()
         return self._known
+
+    @property
+    def near_duplicates(self) -> NearDuplicates:
+        """Whether a page is a near-copy of one exported before (``FOCUS_NEAR_DUPLICATES``),
+        over :meth:`near_duplicate_index`."""
+        if self._near is None:
+            self._near = near_duplicates(self.crawler, self.near_duplicate_index)
+        return self._near
+
+    def near_duplicate_index(self, layout: Layout) -> NearDuplicateIndex:
+        """The index of the pages exported (a distributed worker's is shared in Redis)."""
+        return MemoryIndex(layout)
 
     @property
     def robots(self) -> RobotsRules | None:

@@ -25,6 +25,9 @@ class PageItem:
     # the page classifier's probability that the page is on the topic (None before it has
     # an on-topic and an off-topic page to learn from)
     relevance: float | None = None
+    # the URL of a page exported earlier whose main text this page's is a near-copy of
+    # (FOCUS_NEAR_DUPLICATES), else None
+    duplicate_of: str | None = None
 
 
 @dataclass

@@ -3,12 +3,14 @@
 Scrapy's LogStats says pages and items per minute; an operator of a focused crawl wants to know
 how the focus is doing and when the crawl will end::
 
-    Focus: 120/500 pages (24%), 51 relevant (harvest 0.42), 37 hot, 2345 queued,
-           servers 3 busy of 9, 118 pages/min, ETA 3m13s
+    Focus: 120/500 pages (24%), 51 relevant (harvest 0.42), 6 near-duplicates, 37 hot,
+           2345 queued, servers 3 busy of 9, 118 pages/min, ETA 3m13s
 
 The figures come from the scheduler's ``progress()`` (both focuscrawl schedulers have one; the
 distributed one gives the cluster's pages and queue) and the spider's ``focus/relevant_pages``
-stat.  With another scheduler the extension stays silent.
+(distinct pages: a near-copy of a page exported earlier is no new harvest) and
+``focus/near_duplicates`` stats (said once there is one).  With another scheduler the
+extension stays silent.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
-def focus_line(p: dict[str, Any], relevant: int, rate: float | None, final: bool = False) -> str:
+def focus_line(p: dict[str, Any], relevant: int, rate: float | None, final: bool = False,
+               near_duplicates: int = 0) -> str:
     """One line from a progress dict; ``rate`` in pages per second (None: not known yet)."""
     pages, max_pages = p.get("pages", 0), p.get("max_pages", 0)
     if max_pages and not final:
@@ -50,8 +53,10 @@ def focus_line(p: dict[str, Any], relevant: int, rate: float | None, final: bool
     else:
         line = f"{pages} pages"
     harvest = relevant / pages if pages else 0.0
-    line += (f", {relevant} relevant (harvest {harvest:.2f}), {p.get('hot', 0)} hot, "
-             f"{p.get('queued', 0)} queued")
+    line += f", {relevant} relevant (harvest {harvest:.2f})"
+    if near_duplicates:
+        line += f", {near_duplicates} near-duplicates"
+    line += f", {p.get('hot', 0)} hot, {p.get('queued', 0)} queued"
     if "servers" in p:
         line += f", servers {p.get('servers_busy', 0)} busy of {p['servers']}"
     if rate is not None:
@@ -83,9 +88,13 @@ class FocusLogStats:
         progress = getattr(scheduler_of(self.crawler), "progress", None)
         return progress() if progress is not None else None
 
-    def _relevant(self) -> int:
+    def _stat(self, name: str) -> int:
         stats = self.crawler.stats
-        return int(stats.get_value("focus/relevant_pages", 0) or 0) if stats else 0
+        return int(stats.get_value(name, 0) or 0) if stats else 0
+
+    def _line(self, p: dict[str, Any], rate: float | None, final: bool = False) -> str:
+        return focus_line(p, self._stat("focus/relevant_pages"), rate, final,
+                          self._stat("focus/near_duplicates"))
 
     def spider_opened(self, spider: Spider) -> None:
         self._started = time.monotonic()
@@ -101,7 +110,7 @@ class FocusLogStats:
         if self._last is not None and now > self._last[0]:
             rate = (pages - self._last[1]) / (now - self._last[0])
         self._last = (now, pages)
-        logger.info("Focus: %s", focus_line(p, self._relevant(), rate))
+        logger.info("Focus: %s", self._line(p, rate))
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._task is not None and self._task.running:
@@ -112,4 +121,4 @@ class FocusLogStats:
         elapsed = time.monotonic() - self._started
         feeds = ", ".join(str(uri) for uri in self.crawler.settings.getdict("FEEDS")) or "none"
         logger.info("Focus finished (%s) in %s: %s; output: %s", reason, duration(elapsed),
-                    focus_line(p, self._relevant(), None, final=True), feeds)
+                    self._line(p, None, final=True), feeds)

@@ -167,8 +167,9 @@ class Dashboard:
             return servers.key(url)
         return host_of(url)
 
-    def page_scored(self, url: str, score: float, title: str = "", **kwargs: Any) -> None:
-        self.tracker.page(self._server(url), url, score, title)
+    def page_scored(self, url: str, score: float, title: str = "",
+                    duplicate_of: str | None = None, **kwargs: Any) -> None:
+        self.tracker.page(self._server(url), url, score, title, duplicate_of is not None)
 
     def response_received(self, response: Response, request: Request, **kwargs: Any) -> None:
         self.tracker.download(self._server(request.url), request.url, response.status)

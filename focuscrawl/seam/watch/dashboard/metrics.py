@@ -29,8 +29,11 @@ class StatusCollector:
         yield CounterMetricFamily("focuscrawl_pages", "Pages fetched (2xx HTML responses).",
                                   value=st["pages"])
         yield CounterMetricFamily("focuscrawl_relevant_pages",
-                                  "Pages scoring at least FOCUS_RELEVANT_SCORE.",
+                                  "Distinct pages scoring at least FOCUS_RELEVANT_SCORE.",
                                   value=st["relevant"])
+        yield CounterMetricFamily("focuscrawl_near_duplicates",
+                                  "Pages whose main text is a near-copy of one exported before.",
+                                  value=st["near_duplicates"])
         yield GaugeMetricFamily("focuscrawl_harvest_rate",
                                 "Relevant pages over pages scored.", value=st["harvest_rate"])
         yield GaugeMetricFamily("focuscrawl_queued_urls", "URLs in the frontier.",

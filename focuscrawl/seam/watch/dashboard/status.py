@@ -196,6 +196,7 @@ class StatusBuilder:
             "elapsed": round(t.clock() - t.started, 3),
             "pages": int(pages),
             "relevant": relevant,
+            "near_duplicates": int(stats.get("focus/near_duplicates", t.near_duplicates) or 0),
             "harvest_rate": float(harvest),
             "queued": int(queued),
             "max_pages": int((progress or cluster or {}).get("max_pages", 0)
@@ -242,6 +243,7 @@ class StatusBuilder:
                 "downloads": counts.downloads if counts else 0,
                 "pages": counts.pages if counts else 0,
                 "relevant": counts.relevant if counts else 0,
+                "near_duplicates": counts.near_duplicates if counts else 0,
                 "relevant_share": round(counts.relevant / counts.pages, 3)
                 if counts and counts.pages else None,
                 "failures": counts.failures if counts else 0,

@@ -38,7 +38,8 @@ class Series:
 class ServerCounts:
     downloads: int = 0  # responses of any status
     pages: int = 0  # pages scored
-    relevant: int = 0
+    relevant: int = 0  # distinct: near-copies of pages exported earlier left out
+    near_duplicates: int = 0
     failures: int = 0  # requests handed out that ended without a response
     last_url: str = ""  # a URL of the server (its scheme and port), for the robots.txt check
 
@@ -66,7 +67,8 @@ class Tracker:
         self.started = clock()
         self.started_at = wall()
         self.pages = 0
-        self.relevant = 0
+        self.relevant = 0  # distinct relevant pages (near-copies are no new harvest)
+        self.near_duplicates = 0
         self.downloads = 0
         self.harvest = Series(points)  # (pages, relevant)
         self.timeline = Series(points)  # (seconds since start, pages, relevant)
@@ -82,14 +84,17 @@ class Tracker:
             counts = self.servers[key] = ServerCounts()
         return counts
 
-    def page(self, server: str, url: str, score: float, title: str = "") -> None:
-        """A page was scored."""
+    def page(self, server: str, url: str, score: float, title: str = "",
+             duplicate: bool = False) -> None:
+        """A page was scored (``duplicate``: a near-copy of a page exported earlier)."""
         self.pages += 1
-        relevant = score >= self.relevant_score
+        relevant = score >= self.relevant_score and not duplicate
         self.relevant += relevant
+        self.near_duplicates += duplicate
         counts = self.server(server)
         counts.pages += 1
         counts.relevant += relevant
+        counts.near_duplicates += duplicate
         self.harvest.add((self.pages, self.relevant))
         best = self.best
         if len(best) < self.best_size or score > best[0].score:

@@ -1,0 +1,174 @@
+"""Near-duplicates in real crawls of a loopback web with known copies
+(tests/support/neardup_web.py): one process, drop and off, bad settings, a kill -9 and resume,
+two distributed workers on a real redis-server, and the learned order on a mirror host."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import pytest_twisted
+
+from focuscrawl.demo.webserver import ServerProcess
+from tests.support import neardup_web
+from tests.support.crashsafe import kill_at
+from tests.support.distributed import Cluster
+from tests.support.jobdir_site import read_lines, start_crawl
+from tests.support.project import crawl, project_settings
+from tests.support.redis_server import redis_server_fixture  # noqa: F401 - the redis_server fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB, GROUP = neardup_web.build()
+PAGES = len(GROUP)
+PRECISION, RECALL = 0.95, 0.9  # the issue's goals at the default threshold
+
+
+@pytest.fixture(scope="module")
+def web():
+    with ServerProcess(pages=WEB) as srv:
+        yield srv
+
+
+def settings(**overrides):
+    return project_settings(FOCUS_DELAY=0, FOCUS_CONCURRENCY_PER_SERVER=2, **overrides)
+
+
+ARGS = {"keywords": neardup_web.KEYWORDS, "seeds": neardup_web.SEED_URL,
+        "strategy": "breadth-first", "max_pages": str(PAGES + 10)}
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_process_marks_the_copies(web, proxy_to):
+    proxy_to(web)
+    result = await crawl(settings(), **ARGS)
+    items = result.items
+    assert {i["url"] for i in items} == set(GROUP)  # the whole web, each page once
+    precision, recall, evidence = neardup_web.precision_recall(items, GROUP)
+    assert precision >= PRECISION and recall >= RECALL, evidence
+    marked = [i for i in items if i["duplicate_of"]]
+    assert result.stats["focus/near_duplicates"] == len(marked)
+    # an original precedes its copies in the output, and is no copy itself
+    position = {i["url"]: n for n, i in enumerate(items)}
+    assert all(position[i["duplicate_of"]] < position[i["url"]] for i in marked)
+    assert not any(i["duplicate_of"] for i in items if i["url"] in
+                   {m["duplicate_of"] for m in marked})
+    # distinct relevant pages only in the harvest
+    relevant = [i for i in items if i["score"] >= 0.1]
+    assert result.stats["focus/relevant_pages"] == sum(
+        1 for i in relevant if not i["duplicate_of"]) < len(relevant)
+
+
+@pytest_twisted.ensureDeferred
+async def test_drop_leaves_the_copies_out_and_off_marks_nothing(web, proxy_to):
+    proxy_to(web)
+    dropped = await crawl(settings(FOCUS_NEAR_DUPLICATES="drop"), **ARGS)
+    kept = Counter(GROUP[i["url"]] for i in dropped.items)
+    assert max(kept.values()) == 1  # one page of each group
+    assert len(kept) >= len(set(GROUP.values())) - 2  # recall: few copies left in
+    assert dropped.stats["focus/near_duplicates/dropped"] == PAGES - len(dropped.items)
+    off = await crawl(settings(FOCUS_NEAR_DUPLICATES="off"), **ARGS)
+    assert len(off.items) == PAGES and not any(i["duplicate_of"] for i in off.items)
+    assert "focus/near_duplicates" not in off.stats
+
+
+@pytest.mark.parametrize("setting", ["FOCUS_NEAR_DUPLICATES=keep",
+                                     "FOCUS_NEAR_DUPLICATES_THRESHOLD=1.5"])
+def test_a_bad_setting_stops_the_crawl_at_start_with_one_line(setting, tmp_path):
+    log = tmp_path / "log.txt"
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=x",
+         "-a", "seeds=http://news.test/", "-s", setting, "-s", f"LOG_FILE={log}",
+         "-O", str(tmp_path / "out.jsonl")],
+        cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    assert proc.returncode == 1
+    errors = [line for line in log.read_text().splitlines() if "] ERROR:" in line]
+    assert len(errors) == 1 and setting.split("=")[0] in errors[0], errors
+
+
+def test_a_crawl_resumed_after_kill_9_still_knows_the_pages_exported_before(web, tmp_path):
+    """kill -9 half-way through a JOBDIR crawl, then the same command: the pages exported
+    before the kill are in the resumed crawl's index (kept in JOBDIR), so their copies fetched
+    after it are marked, and the output has each page once."""
+    out, jobdir, log = tmp_path / "out.jsonl", tmp_path / "job", tmp_path / "log.txt"
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-o", str(out),
+           "-s", f"JOBDIR={jobdir}", "-s", "FOCUS_DELAY=0", "-s", "LOG_LEVEL=INFO",
+           *[a for k, v in ARGS.items() for a in ("-a", f"{k}={v}")]]
+    first = start_crawl(cmd, web, log)
+    kill_at(first, out, PAGES // 2)
+    before = {i["url"] for i in read_lines(out)}
+    second = start_crawl(cmd, web, log)
+    assert second.wait(timeout=120) == 0, log.read_text()[-3000:]
+    items = read_lines(out)
+    assert sorted(i["url"] for i in items) == sorted(GROUP)
+    precision, recall, evidence = neardup_web.precision_recall(items, GROUP)
+    assert precision >= PRECISION and recall >= RECALL, evidence
+    # copies found after the kill of pages exported before it: only the kept index knew them
+    across = [i for i in items if i["url"] not in before and i["duplicate_of"] in before]
+    assert across, (len(before), evidence)
+
+
+@pytest.fixture
+def workers(request, redis_server, tmp_path):
+    # the seed page is slow: workers started together are all up before its outlinks are
+    # (however slowly a loaded machine starts them), so the crawl is shared
+    pages = {host: dict(paths) for host, paths in WEB.items()}
+    seed = pages["news.test"]["/index.html"]
+    pages["news.test"]["/index.html"] = replace(seed, delay_ms=3000)
+    with ServerProcess(pages=pages) as slow_seed:
+        made = Cluster(slow_seed, redis_server.url, tmp_path, f"{request.node.name}:")
+        yield made
+        made.kill_all()
+
+
+def test_two_distributed_workers_mark_the_copies(workers):
+    """Two workers through one redis-server: the same figures as one process, and no group
+    with two pages unmarked although the workers fetch its copies side by side."""
+    procs = workers.start(2, "-a", f"keywords={neardup_web.KEYWORDS}",
+                          "-a", f"seeds={neardup_web.SEED_URL}", "-a", "strategy=breadth-first",
+                          "-a", f"max_pages={PAGES + 10}", "-s", "FOCUS_DELAY=0",
+                          "-s", "FOCUS_CONCURRENCY_PER_SERVER=2")
+    assert workers.wait(procs, timeout=180) == [0, 0], workers.tails()
+    parts = [workers.exported(i) for i in range(2)]
+    items = [i for part in parts for i in part]
+    assert all(parts), "the crawl was not shared"
+    assert sorted(i["url"] for i in items) == sorted(GROUP)
+    precision, recall, evidence = neardup_web.precision_recall(items, GROUP)
+    assert precision >= PRECISION and recall >= RECALL, evidence
+    # marks across workers: a worker's copy names a page the other exported
+    urls = [{i["url"] for i in part} for part in parts]
+    assert any(i["duplicate_of"] in urls[1 - w] for w, part in enumerate(parts)
+               for i in part if i["duplicate_of"]), "no copy found across workers"
+
+
+@pytest.fixture(scope="module")
+def mirrored():
+    with ServerProcess(pages=neardup_web.mirror_web()) as srv:
+        yield srv
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_learned_order_stops_spending_the_budget_on_a_mirror_host(mirrored, proxy_to):
+    """A site's articles each link to their copy on a mirror host and to a distinct article
+    elsewhere.  Told that the mirror's pages are near-copies (labelled "nothing new"), the
+    learned order fetches fewer of them than when near-duplicates are off, and finds more
+    distinct relevant pages in the same budget."""
+    proxy_to(mirrored)
+    args = {"keywords": neardup_web.KEYWORDS, "seeds": "http://a.test/index.html",
+            "max_pages": "40"}
+    mirror, distinct = {}, {}
+    for mode in ("off", "mark"):
+        result = await crawl(settings(FOCUS_NEAR_DUPLICATES=mode, CONCURRENT_REQUESTS=1), **args)
+        assert len(result.items) == 40
+        # a mirror page is the same article as the site's page of the same path
+        articles = {(i["url"].split("/")[2].replace("mirror.test", "a.test"),
+                     i["url"].rsplit("/", 1)[1]) for i in result.items if i["score"] >= 0.1}
+        mirror[mode] = sum(1 for i in result.items if "//mirror.test/" in i["url"])
+        distinct[mode] = len(articles)
+        if mode == "mark":
+            assert result.stats["focus/relevant_pages"] == distinct[mode]
+    assert mirror["mark"] <= mirror["off"] - 3 and distinct["mark"] > distinct["off"], (
+        mirror, distinct)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from focuscrawl import config
 from focuscrawl.core.refresh import RateEstimator, RevisitSchedule, Split
 from focuscrawl.core.refresh.frontier import RevisitFrontier
-from focuscrawl.core.refresh.schedule import CHANGED, PageState, relevance_weight
+from focuscrawl.core.refresh.schedule import CHANGED, GONE, UNCHANGED, PageState, relevance_weight
 from focuscrawl.core.refresh.signature import content_signature
 from focuscrawl.seam.meta import LINK
 from focuscrawl.seam.persistence.ops import Op
@@ -86,6 +87,7 @@ class Revisits:
         self.record = record
         self.clock = clock
         self.relevant_score = config.get(settings, "FOCUS_RELEVANT_SCORE")
+        self._recent: deque[float] = deque()  # when each revisit of the last minute ended
         self.frontier = RevisitFrontier(
             inner, RevisitSchedule(name, RateEstimator(prior_rate=1.0 / prior)), Split(share),
             clock=clock, request_of=self.request_of, capacity=self.capacity,
@@ -126,6 +128,20 @@ class Revisits:
     def is_revisit(request: Any) -> bool:
         return REVISIT in request.meta
 
+    def summary(self) -> dict[str, Any]:
+        """What the dashboard and /metrics show of the revisits."""
+        now = self.clock()
+        recent = self._recent
+        while recent and recent[0] < now - 60.0:
+            recent.popleft()
+        schedule = self.frontier.schedule
+        counts = schedule.counts
+        return {"pages": len(schedule) - counts[GONE], "per_minute": len(recent),
+                "revisits": counts[CHANGED] + counts[UNCHANGED] + counts[GONE],
+                "changes": counts[CHANGED], "unchanged": counts[UNCHANGED],
+                "gone": counts[GONE], "share": round(self.frontier.split.revisit_share, 4),
+                "freshness": round(schedule.estimated_freshness(now), 4)}
+
     # -- the spider's side ---------------------------------------------------------------------
     def answered(self, response: Response) -> list[Any] | None:
         """A revisit's answer that needs no parsing: 304 (unchanged), 404 and 410 (gone).
@@ -144,6 +160,7 @@ class Revisits:
                 last_modified=_header(response, b"Last-Modified")))
             return []
         if status in (404, 410):
+            self._recent.append(self.clock())
             first = self.frontier.gone(url)
             self.record(Op.REVISIT, page.to_dict())
             return [self._gone_fields(page, status)] if first else []
@@ -167,6 +184,7 @@ class Revisits:
             return Kept(self._fields(page, changed=False), first=True)
         outcome = self.frontier.revisited(key, signature=signature, weight=weight, etag=etag,
                                           last_modified=modified)
+        self._recent.append(self.clock())
         page.score = score
         self.record(Op.REVISIT, page.to_dict())
         if outcome != CHANGED and not page.owed:
@@ -178,6 +196,7 @@ class Revisits:
 
     def _apply(self, url: str, change: Callable[[], Any]) -> None:
         change()
+        self._recent.append(self.clock())
         page = self.frontier.schedule.get(url)
         if page is not None:
             self.record(Op.REVISIT, page.to_dict())

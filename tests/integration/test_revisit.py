@@ -9,6 +9,8 @@ import pytest_twisted
 
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam.services import FocusServices
+from focuscrawl.seam.watch.dashboard.extension import Dashboard
+from focuscrawl.seam.watch.dashboard.metrics import exposition
 from tests.support.project import crawl, project_settings
 from tests.support.revisits import (
     CHANGING,
@@ -30,7 +32,8 @@ async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to) -> 
     with ServerProcess(pages=site(), changing=CHANGING) as srv:
         proxy_to(srv)
         settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=10_000,
-                                    CLOSESPIDER_TIMEOUT=8, FOCUS_REVISIT_PRIOR=5.0)
+                                    CLOSESPIDER_TIMEOUT=8, FOCUS_REVISIT_PRIOR=5.0,
+                                    FOCUS_DASHBOARD="127.0.0.1:0")
         result = await crawl(settings, keywords=TOPIC, seeds=SEED,
                              strategy="breadth-first", max_pages=str(MAX_PAGES), revisit="true")
         truth = srv.changes()
@@ -80,3 +83,12 @@ async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to) -> 
         assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
     assert stats["focus/revisit/fetches"] > stats["focus/revisit/pages"]
     assert 0.0 < stats["focus/revisit/freshness"] <= 1.0
+    # the dashboard and /metrics show them
+    dashboard = result.crawler.get_extension(Dashboard)
+    shown = dashboard.status.final["revisit"]
+    assert shown["changes"] == sum(exported.values()) == stats["focus/revisit/changed"]
+    assert shown["gone"] == sum(i["gone"] for i in result.items)
+    assert shown["per_minute"] > 0 and 0.0 < shown["freshness"] <= 1.0
+    metrics = exposition(dashboard.registry).decode()
+    assert f'focuscrawl_revisits_total{{outcome="changes"}} {shown["changes"]}.0' in metrics
+    assert "focuscrawl_estimated_freshness" in metrics

@@ -66,6 +66,21 @@ class StatusCollector:
         for name, n in sorted(st["counters"].items()):
             counters.add_metric([name], n)
         yield counters
+        revisit = st.get("revisit")
+        if revisit:  # a continuous crawl (FOCUS_REVISIT)
+            yield GaugeMetricFamily("focuscrawl_kept_pages", "Pages the crawl keeps fresh.",
+                                    value=revisit["pages"])
+            yield GaugeMetricFamily("focuscrawl_estimated_freshness",
+                                    "Relevance-weighted share of kept pages estimated current.",
+                                    value=revisit["freshness"])
+            yield GaugeMetricFamily("focuscrawl_revisits_per_minute",
+                                    "Revisits answered in the last minute.",
+                                    value=revisit["per_minute"])
+            outcomes = CounterMetricFamily("focuscrawl_revisits", "Revisits, by what they found.",
+                                           labels=["outcome"])
+            for outcome in ("changes", "unchanged", "gone"):
+                outcomes.add_metric([outcome], revisit[outcome])
+            yield outcomes
         yield GaugeMetricFamily("focuscrawl_finished", "1 once the crawl has ended.",
                                 value=1.0 if st["state"] == "finished" else 0.0)
         cluster = st.get("cluster")

@@ -219,7 +219,14 @@ class StatusBuilder:
                       if isinstance(v, (int, float)) and not isinstance(v, bool)},
             "settings": self.settings,
             "cluster": cluster,
+            "revisit": self._revisit(),
         }
+
+    def _revisit(self) -> dict[str, Any] | None:
+        """A continuous crawl's revisits (``Revisits.summary``); None for a crawl that ends."""
+        services = self._services()
+        revisits = services.revisits if services is not None else None
+        return revisits.summary() if revisits is not None else None
 
     def _servers(self) -> tuple[list[dict[str, Any]], int, int]:
         """The most downloaded-from servers with their state; busy and total counts."""

@@ -15,6 +15,9 @@ politeness bound.  The ``topic`` spider crawls the whole web in the same process
 * **best-n-first-barrier** -- Best-N-First with Pant et al.'s barrier (FOCUS_BEST_N_BARRIER):
   the next batch only once the current one is handed out;
 * **learned** -- the default learned order;
+* **revisit** -- best-first as a continuous crawl (FOCUS_REVISIT) of the same web changing as
+  the changing demo web changes (focuscrawl.demo.changing, on a server of its own), stopped
+  after ``--revisit-seconds``: discovery, then revisits (conditional requests), one politeness;
 * **scrapy** -- Scrapy's default scheduler with DOWNLOAD_DELAY=d, CONCURRENT_REQUESTS_PER_DOMAIN=1
   and its default DOWNLOAD_DELAY_JITTER=0.5 (each delay drawn in [0.5d, 1.5d]), our middlewares
   and filters off.  Its default queue, DownloaderAwarePriorityQueue, keeps one queue per
@@ -50,13 +53,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 JITTER = 0.03
-MODES = ("focuscrawl", "best-n-first", "best-n-first-barrier", "learned", "scrapy",
+MODES = ("focuscrawl", "best-n-first", "best-n-first-barrier", "learned", "revisit", "scrapy",
          "scrapy-fixed", "scrapy-global")
 ORDERS = {"focuscrawl": {"FOCUS_STRATEGY": "best-first"},
           "best-n-first": {"FOCUS_STRATEGY": "best-n-first", "FOCUS_BEST_N": 256},
           "best-n-first-barrier": {"FOCUS_STRATEGY": "best-n-first", "FOCUS_BEST_N": 256,
                                    "FOCUS_BEST_N_BARRIER": True},
-          "learned": {"FOCUS_STRATEGY": "learned"}}
+          "learned": {"FOCUS_STRATEGY": "learned"},
+          "revisit": {"FOCUS_STRATEGY": "best-first", "FOCUS_REVISIT": True}}
+#: the changing web of the revisit mode: an hour of changes a second
+CHANGING = {"seed": 1, "speed": 3600.0}
 TOPIC = "regex"
 WORDS = "river stone cloud garden paper window music travel market engine".split()
 
@@ -85,7 +91,7 @@ def _html(rng: random.Random, title: str, links: list[str], topicality: int) -> 
             f"<p>{anchors}</p></body></html>")
 
 
-def crawl_settings(mode: str, delay: float) -> Any:
+def crawl_settings(mode: str, delay: float, seconds: float = 0.0) -> Any:
     from scrapy.settings import Settings
 
     s = Settings()
@@ -94,6 +100,8 @@ def crawl_settings(mode: str, delay: float) -> Any:
               "FOCUS_MAX_PAGES": 0}
     if mode in ORDERS:
         extra = {"FOCUS_DELAY": delay, "FOCUS_CONCURRENCY_PER_SERVER": 1, **ORDERS[mode]}
+        if mode == "revisit":  # a continuous crawl ends when it is stopped
+            extra["CLOSESPIDER_TIMEOUT"] = seconds
     else:
         ours_off = {k: None for k in s.getdict("DOWNLOADER_MIDDLEWARES") if
                     k.startswith("focuscrawl.")}
@@ -124,13 +132,14 @@ class ScorePriority(BaseSpiderMiddleware):
         return request
 
 
-async def run_crawl(mode: str, delay: float, seeds: list[str]) -> dict[str, Any]:
+async def run_crawl(mode: str, delay: float, seeds: list[str], seconds: float = 0.0
+                    ) -> dict[str, Any]:
     from scrapy import signals
     from scrapy.crawler import CrawlerRunner
 
     from spiders.topic import TopicSpider
 
-    runner = CrawlerRunner(crawl_settings(mode, delay))
+    runner = CrawlerRunner(crawl_settings(mode, delay, seconds))
     crawler = runner.create_crawler(TopicSpider)
     times: dict[str, float] = {}
     crawler.signals.connect(lambda: times.setdefault("open", time.time()),
@@ -139,7 +148,8 @@ async def run_crawl(mode: str, delay: float, seeds: list[str]) -> dict[str, Any]
                             signal=signals.spider_closed, weak=False)
     await runner.crawl(crawler, keywords=TOPIC, seeds=",".join(seeds))
     return {"open": times["open"], "close": times["close"],
-            "items": crawler.stats.get_value("item_scraped_count", 0)}
+            "items": crawler.stats.get_value("item_scraped_count", 0),
+            "min_start_gap": crawler.stats.get_value("focus/politeness/min_start_gap")}
 
 
 def measure(rows: list[dict[str, Any]], run: dict[str, Any], hosts: int, delay: float
@@ -166,7 +176,7 @@ def measure(rows: list[dict[str, Any]], run: dict[str, Any], hosts: int, delay: 
         "rate": len(rows) / wall, "ratio": len(rows) / wall / bound,
         # n requests to a host span at least (n - 1) * d: the span bound is (n - H) / span
         "span_ratio": (len(rows) - len(by_host)) / (last - first) / bound,
-        "early": early, "busy": busy,
+        "early": early, "busy": busy, "min_start_gap": run.get("min_start_gap"),
     }
 
 
@@ -177,25 +187,30 @@ async def bench(args: argparse.Namespace) -> None:
     seeds = [f"http://{h}/" for h in site]
     config = {"defaults": {"delay_ms": args.latency_ms}}
     results = {}
-    with ServerProcess(pages=site, config=config) as server:
-        os.environ["http_proxy"] = server.proxy_url
+    with ServerProcess(pages=site, config=config) as server, ServerProcess(
+            pages=site, config=config, changing=CHANGING) as changing:
         os.environ.pop("no_proxy", None)
         for mode in args.modes:
-            before = len(server.read_log())
-            run = await run_crawl(mode, args.delay, seeds)
-            rows = server.read_log()[before:]
+            web = changing if mode == "revisit" else server
+            os.environ["http_proxy"] = web.proxy_url
+            before = len(web.read_log())
+            run = await run_crawl(mode, args.delay, seeds, args.revisit_seconds)
+            rows = web.read_log()[before:]
             results[mode] = measure(rows, run, args.hosts, args.delay)
     bound = args.hosts / args.delay
     print(f"{args.hosts} hosts x {args.pages + 1} pages, delay {args.delay} s, "
           f"latency {args.latency_ms} ms, concurrency 1: bound H/d = {bound:.1f} requests/s")
     print(f"{'crawler':<16} {'requests':>8} {'pages':>6} {'wall s':>7} {'req/s':>7} "
-          f"{'/bound':>7} {'span/bound':>10} {'early':>6} {'busy':>5}")
+          f"{'/bound':>7} {'span/bound':>10} {'early':>6} {'busy':>5} {'min gap':>8}")
     for mode, m in results.items():
+        gap = m["min_start_gap"]
         print(f"{mode:<16} {m['requests']:>8} {m['pages']:>6} {m['wall_s']:>7.2f} "
               f"{m['rate']:>7.2f} {m['ratio']:>7.3f} {m['span_ratio']:>10.3f} "
-              f"{m['early']:>6} {m['busy']:>5}")
+              f"{m['early']:>6} {m['busy']:>5} {'-' if gap is None else f'{gap:.4f}':>8}")
     print(f"early: arrivals closer than d - {JITTER * 1000:.0f} ms to the host's previous one; "
-          "busy: arrivals while the host had a request in flight")
+          "busy: arrivals while the host had a request in flight; min gap: the shortest gap "
+          "between two request starts to one server on the crawler's clock (focuscrawl's "
+          "schedulers; arrivals jitter on a loaded machine, starts do not)")
     if "focuscrawl" in results:
         base = results["focuscrawl"]["pages"] / results["focuscrawl"]["wall_s"]
         for mode in ("best-n-first", "best-n-first-barrier", "learned"):
@@ -212,6 +227,8 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=40, help="pages per host (plus its home page)")
     ap.add_argument("--latency-ms", type=float, default=10.0)
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    ap.add_argument("--revisit-seconds", type=float, default=30.0,
+                    help="how long the continuous crawl (mode revisit) runs")
     args = ap.parse_args()
     os.chdir(ROOT)
 

@@ -17,6 +17,7 @@ def _serve(args: argparse.Namespace) -> int:
         HostOptions,
         Sites,
         WebServer,
+        changing_web,
         load_config,
         serve_until_signal,
     )
@@ -29,7 +30,8 @@ def _serve(args: argparse.Namespace) -> int:
     defaults, per_host = load_config(args.config, HostOptions(delay_ms=args.delay_ms,
                                                               jitter_ms=args.jitter_ms))
     server = WebServer(sites, options=per_host, defaults=defaults, log_path=args.log,
-                       port=args.port)
+                       port=args.port,
+                       changing=changing_web(args.changing) if args.changing else None)
     try:
         server.start()
     except OSError as e:
@@ -48,6 +50,8 @@ def _serve(args: argparse.Namespace) -> int:
         print("Topics with clear clusters: " + "; ".join(t["query"] for t in TOPICS))
         if args.log:
             print(f"Access log: {args.log}")
+        if args.changing:
+            print(f"Pages change as time goes; the truth: {proxy}/_changes.json")
         print("Stop with Ctrl-C.", flush=True)
 
     serve_until_signal(server, ready=ready)
@@ -83,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     sp.add_argument("--delay-ms", type=float, default=0.0, help="latency of every response")
     sp.add_argument("--jitter-ms", type=float, default=0.0, help="plus uniform(0, J) ms")
     sp.add_argument("--config", help='per-host options {"defaults": {...}, "hosts": {...}}')
+    sp.add_argument("--changing", metavar="JSON",
+                    help="pages change as time goes (focuscrawl.demo.changing): a JSON object "
+                    "of options or a file, '{}' for the defaults")
     sp.set_defaults(func=_serve)
     sub.add_parser("seeds", help="print the seed URLs, one per line").set_defaults(func=_seeds)
     sub.add_parser("topics", help="print the demo topics: id, query, keywords").set_defaults(

@@ -41,6 +41,12 @@ pages.
 alternate with the dashboard-off ones in the same rounds, and the table ends with the ratios
 on / off of pages per second and of CPU ms per page.
 
+``--near-duplicates`` also runs each focuscrawl crawler with ``FOCUS_NEAR_DUPLICATES=off``,
+alternating with the default (``mark``: every page's main text signed and checked against the
+index) in the same rounds, and the table ends with the ratios mark / off of pages per second
+and of CPU ms per page: the index's cost (best-first crawls the same pages either way; the
+learned order's pages may differ, as it learns that a copy is nothing new).
+
 ``--kinds`` runs only some of the crawlers; ``--profile DIR`` runs each under cProfile, keeps
 the profiles in DIR and prints, per run, CPU ms per page by function (own time and with
 callees): where a page's time goes.  The profiler slows every crawler by about half.
@@ -122,6 +128,7 @@ class StatsDump:
                        "reason": reason,
                        "bytes": self.bytes, "requests": self.requests,
                        "items": stats.get("item_scraped_count", 0),
+                       "near_duplicates": stats.get("focus/near_duplicates", 0),
                        "replay_hits": stats.get("replay/hit", 0),
                        "replay_misses": stats.get("replay/miss", 0)}, f)
 
@@ -151,6 +158,7 @@ class PlainSpider(scrapy.Spider):
 
 
 DASHBOARD = "+dashboard"  # a kind's suffix: the same crawl with the dashboard on and watched
+NEAR_OFF = "+near-off"  # a kind's suffix: the same crawl with FOCUS_NEAR_DUPLICATES=off
 
 
 def free_port() -> int:
@@ -181,6 +189,8 @@ def view(port: int, done: threading.Event) -> list[int]:
 def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
         profile: Path | None = None) -> dict[str, Any]:
     """One crawl of ``kind``; with ``profile`` (a file name) under cProfile, saved there."""
+    near_off = kind.endswith(NEAR_OFF)
+    kind = kind.removesuffix(NEAR_OFF)
     dashboard = kind.endswith(DASHBOARD)
     kind = kind.removesuffix(DASHBOARD)
     stats_file = work / f"{kind}-{time.monotonic_ns()}.json"
@@ -216,6 +226,8 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
         if dashboard:
             port = free_port()
             settings["FOCUS_DASHBOARD"] = f"127.0.0.1:{port}"
+        if near_off:
+            settings["FOCUS_NEAR_DUPLICATES"] = "off"
         strategy = "learned" if kind.startswith("focuscrawl-learned") else "best-first"
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={TOPIC}",
                "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={pages}"]
@@ -279,12 +291,17 @@ def main() -> int:
     p.add_argument("--dashboard", action="store_true",
                    help="also run each focuscrawl crawler with the live dashboard on and "
                         "watched, alternating with it off, and give the ratios")
+    p.add_argument("--near-duplicates", action="store_true",
+                   help="also run each focuscrawl crawler with FOCUS_NEAR_DUPLICATES=off, "
+                        "alternating with the default (mark), and give the ratios")
     args = p.parse_args()
     kinds = [k for k in args.kinds.split(",") if k]
     if unknown := set(kinds) - set(KINDS):
         p.error(f"unknown kinds: {', '.join(sorted(unknown))}")
     if args.dashboard:
         kinds = [x for k in kinds for x in ((k, k + DASHBOARD) if k != "plain" else (k,))]
+    if args.near_duplicates:
+        kinds = [x for k in kinds for x in ((k, k + NEAR_OFF) if k != "plain" else (k,))]
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
 
@@ -328,7 +345,9 @@ def main() -> int:
               "focuscrawl-learned-stay": "focuscrawl learned, no exploration",
               "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
     for kind in kinds:
-        if kind.endswith(DASHBOARD):
+        if kind.endswith(NEAR_OFF):
+            labels[kind] = labels.get(kind.removesuffix(NEAR_OFF), kind) + ", near-dups off"
+        elif kind.endswith(DASHBOARD):
             labels[kind] = labels[kind.removesuffix(DASHBOARD)] + ", dashboard"
         rate = statistics.median(x["rate"] for x in results[kind])
         pages = statistics.median(x["page_rate"] for x in results[kind])
@@ -379,6 +398,19 @@ def main() -> int:
               f"{', '.join(f'{r:.3f}' for r in ratios)}), CPU ms/page {1000 * cpu_on:.2f} "
               f"against {1000 * cpu_off:.2f} ({cpu_on / cpu_off:.3f}); status.json and "
               f"/metrics read {med(kind, 'viewed'):.0f} times a run")
+    for kind in kinds:
+        if not kind.endswith(NEAR_OFF):
+            continue
+        mark = kind.removesuffix(NEAR_OFF)
+        ratios = [m["page_rate"] / o["page_rate"]
+                  for m, o in zip(results[mark], results[kind], strict=True)]
+        cpu_mark = med(mark, "cpu") / med(mark, "responses")
+        cpu_off = med(kind, "cpu") / med(kind, "responses")
+        print(f"near-duplicates mark / off, {labels[mark]}: pages (2xx)/s "
+              f"{med(mark, 'page_rate') / med(kind, 'page_rate'):.3f} (per round: "
+              f"{', '.join(f'{r:.3f}' for r in ratios)}), CPU ms/page {1000 * cpu_mark:.2f} "
+              f"against {1000 * cpu_off:.2f} ({cpu_mark / cpu_off:.3f}); "
+              f"{med(mark, 'near_duplicates'):.0f} near-duplicates found a run")
     print("links/page: requests the spider produced per response (before the scheduler's "
           "de-duplication; focuscrawl's spider makes none for a link its crawl order ignores, "
           "stat focus/links/known); the crawlers fetch different pages in different orders, so "

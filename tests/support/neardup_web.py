@@ -115,8 +115,11 @@ def _other_date(date: tuple[int, str, int]) -> tuple[int, str, int]:
     return (day % 28 + 3, _MONTHS[(_MONTHS.index(month) + 5) % 12], year - 1)
 
 
-def build(seed: int = 56) -> tuple[dict[str, dict[str, Page]], dict[str, str]]:
-    """The web (host -> path -> page) and each URL's group."""
+def build(seed: int = 56, seed_delay_ms: float = 0.0
+          ) -> tuple[dict[str, dict[str, Page]], dict[str, str]]:
+    """The web (host -> path -> page) and each URL's group.  ``seed_delay_ms``: the seed page
+    is that slow, so distributed workers started together are all up before its outlinks are
+    (however slowly a loaded machine starts them), and the crawl is shared."""
     rng = random.Random(seed)
     vocabulary = _vocabulary(rng)
     articles = [Article(i, rng, vocabulary) for i in range(ARTICLES)]
@@ -164,6 +167,7 @@ def build(seed: int = 56) -> tuple[dict[str, dict[str, Page]], dict[str, str]]:
     put(news, "news.test", "/index.html",
         _news("Front page", hub("Front page", full + condensed + ["http://mirror.test/index.html"]),
               []), "hub-front")
+    news["/index.html"].delay_ms = seed_delay_ms
     put(news, "news.test", "/topics/index.html",
         _topics("Topics", hub("Topics", topics), []), "hub-topics")
     put(news, "news.test", "/print/index.html",

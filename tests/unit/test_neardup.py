@@ -238,3 +238,15 @@ def test_the_reports_count_distinct_relevant_pages_and_the_copies():
     assert (t.relevant, t.near_duplicates, t.servers["m"].relevant) == (1, 1, 0)
     line = focus_line({"pages": 3, "queued": 0}, 1, None, final=True, near_duplicates=1)
     assert line == "3 pages, 1 relevant (harvest 0.33), 1 near-duplicates, 0 hot, 0 queued"
+
+
+def test_bad_near_duplicate_settings_are_said_in_one_line():
+    from scrapy.settings import Settings
+
+    from focuscrawl.seam.neardup import NearDuplicates
+
+    assert NearDuplicates.settings_error(Settings()) is None
+    assert "give one of mark, drop, off" in NearDuplicates.settings_error(
+        Settings({"FOCUS_NEAR_DUPLICATES": "keep"}))
+    assert "FOCUS_NEAR_DUPLICATES_THRESHOLD" in NearDuplicates.settings_error(
+        Settings({"FOCUS_NEAR_DUPLICATES_THRESHOLD": 1.5}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,16 @@ def pytest_configure(config: pytest.Config) -> None:
     """Before any fixture starts a server or a subprocess (each inherits the environment)."""
     for name in PROXY_VARIABLES:
         os.environ.pop(name, None)
+
+
+UNIT = Path(__file__).resolve().parent / "unit"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the unit tests, so that ``-m "unit or third_party"`` selects the Scrapy matrix's."""
+    for item in items:
+        if UNIT in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.unit)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The Scrapy engine internals focuscrawl reads, all in this one module (Scrapy 2.19).
+"""The Scrapy engine internals focuscrawl reads, all in this one module (Scrapy 2.13 to 2.19).
 
 Scrapy has no public API for what a polite scheduler needs to know, so these are read here
 and nowhere else:
@@ -23,6 +23,12 @@ and nowhere else:
   own reference for the rest of the close.  ``tests/integration/test_third_party.py`` pins the
   rule (exit 1).
 
+What differs between the supported Scrapy releases is decided here too, so no other module
+learns which release it runs on: the classes a failed download raises (:func:`download_error`;
+Scrapy 2.15 gave each kind its own, older releases raise Twisted's), and how a component ends a
+crawl that cannot start (:func:`refuse_at_open`; 2.18 closes the spider when a
+``spider_opened`` handler raises ``CloseSpider``, older releases log a traceback and crawl on).
+
 Every accessor is guarded and returns a neutral value when the internal is gone;
 :func:`missing` names the ones the installed Scrapy lacks, the schedulers log it once at open,
 and ``tests/integration/test_engine.py`` pins each one, so a Scrapy upgrade that moves them
@@ -34,7 +40,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import scrapy
+from scrapy import exceptions as scrapy_exceptions
+from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import CancelledError
+from twisted.internet.error import ConnectionRefusedError as TxConnectionRefusedError
+from twisted.internet.error import DNSLookupError
+from twisted.internet.error import TimeoutError as TxTimeoutError
+from twisted.web.client import ResponseFailed
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -43,6 +57,41 @@ logger = logging.getLogger(__name__)
 
 INTERNALS = ("engine._slot.nextcall", "engine.scraper.slot.active", "engine.downloader.active",
              "engine._slot.inprogress", "engine._slot.closing")
+
+
+#: Scrapy 2.15's download failures and the Twisted ones its handlers raised before (the mapping
+#: of Scrapy's own ``wrap_twisted_exceptions``)
+_TWISTED_DOWNLOAD_ERRORS: dict[str, type[Exception]] = {
+    "CannotResolveHostError": DNSLookupError,
+    "DownloadConnectionRefusedError": TxConnectionRefusedError,
+    "DownloadFailedError": ResponseFailed,
+    "DownloadTimeoutError": TxTimeoutError,
+    "DownloadCancelledError": CancelledError,
+    "ResponseDataLossError": ResponseFailed,
+}
+
+
+def download_error(name: str) -> type[Exception]:
+    """The class this Scrapy raises for the download failure Scrapy 2.15+ names ``name``."""
+    found = getattr(scrapy_exceptions, name, None)
+    return found if isinstance(found, type) else _TWISTED_DOWNLOAD_ERRORS[name]
+
+
+def download_errors() -> dict[str, type[Exception]]:
+    """Each kind of download failure by its qualified name, Scrapy's and Twisted's alike, as
+    the class this Scrapy raises for it (a record of one release replays on another)."""
+    found: dict[str, type[Exception]] = {}
+    for name, twisted in _TWISTED_DOWNLOAD_ERRORS.items():
+        cls = download_error(name)
+        for known in (f"scrapy.exceptions.{name}", f"{twisted.__module__}.{twisted.__qualname__}",
+                      f"{cls.__module__}.{cls.__qualname__}"):
+            found.setdefault(known, cls)
+    return found
+
+
+#: what a download that timed out raises (some code paths raise Twisted's on any release)
+TIMEOUT_ERRORS: tuple[type[Exception], ...] = (download_error("DownloadTimeoutError"),
+                                                TxTimeoutError)
 
 
 def _engine(crawler: Crawler) -> Any:
@@ -102,6 +151,28 @@ def close(crawler: Crawler, reason: str) -> None:
     if engine is None or getattr(engine, "spider", None) is None or stopping(crawler):
         return
     deferred_from_coro(engine.close_spider_async(reason=reason))
+
+
+#: a ``spider_opened`` handler may raise ``CloseSpider`` (Scrapy 2.18+)
+_CLOSES_AT_OPEN = scrapy.version_info >= (2, 18)
+
+
+def refuse_at_open(crawler: Crawler, refusal: scrapy_exceptions.CloseSpider) -> None:
+    """From a ``spider_opened`` handler: close the spider with ``refusal.reason`` before it
+    fetches anything.  Older Scrapy closes it when the engine starts, before the engine reads
+    a start request (it does not once the spider is closed)."""
+    if _CLOSES_AT_OPEN:
+        raise refusal
+    engine = _engine(crawler)
+    if engine is None:
+        return
+
+    def close_once_started() -> Any:
+        crawler.signals.disconnect(close_once_started, signal=signals.engine_started)
+        return deferred_from_coro(engine.close_spider_async(reason=refusal.reason))
+
+    # a strong reference: the signal holds the only one to this closure
+    crawler.signals.connect(close_once_started, signal=signals.engine_started, weak=False)
 
 
 def report_failure(crawler: Crawler) -> None:

@@ -65,9 +65,10 @@ def watch(crawler: Crawler) -> None:
 
 def refuse_start(crawler: Crawler, log: logging.Logger, reason: str, message: str) -> CloseSpider:
     """Say why the crawl cannot start (one line, the stat) and return the ``CloseSpider`` that
-    ends it with ``reason``: raise it from a ``spider_opened`` handler, where Scrapy closes
-    the spider cleanly once everything has opened (from ``Scheduler.open`` it would log a
-    traceback closing the scraper, which has not opened yet)."""
+    ends it with ``reason``: give it to ``engine.refuse_at_open`` from a ``spider_opened``
+    handler, where the spider closes cleanly once everything has opened (from
+    ``Scheduler.open`` it would log a traceback closing the scraper, which has not opened
+    yet)."""
     log.error("focuscrawl: %s", message)
     crawler.stats.set_value(START_ERROR_STAT, message)
     watch(crawler)

@@ -33,7 +33,7 @@ from focuscrawl.core.frontier import Link
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.urls import canonical
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.engine import pages_in_spider
+from focuscrawl.seam.engine import pages_in_spider, refuse_at_open
 from focuscrawl.seam.meta import LINK
 from focuscrawl.seam.options import frontier_options, strategy_without_keywords
 from focuscrawl.seam.outcome import BAD_SETTINGS, refuse_start, watch
@@ -87,7 +87,7 @@ class FocusPriorityQueue:
 
     def _spider_opened(self) -> None:
         if self._refusal is not None:
-            raise self._refusal
+            refuse_at_open(self.crawler, self._refusal)
 
     @classmethod
     def from_crawler(

@@ -32,7 +32,6 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from scrapy import exceptions as scrapy_exceptions
 from scrapy.core.downloader.handlers.http11 import TunnelError
 from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
@@ -41,6 +40,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from focuscrawl import config
 from focuscrawl.evaluation.warcindex import WarcIndex
+from focuscrawl.seam.engine import download_error, download_errors
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -53,17 +53,8 @@ REPLAY_FLAG = "replay"
 _MISSING_BODY = b"<html><head><title>404 Not Found</title></head><body>Not recorded</body></html>"
 # Failures a replay may raise again, by the class name recorded; anything else -> DownloadFailed.
 _REPLAYABLE: dict[str, type[Exception]] = {
-    f"{c.__module__}.{c.__qualname__}": c
-    for c in (
-        scrapy_exceptions.CannotResolveHostError,
-        scrapy_exceptions.DownloadConnectionRefusedError,
-        scrapy_exceptions.DownloadFailedError,
-        scrapy_exceptions.DownloadTimeoutError,
-        scrapy_exceptions.DownloadCancelledError,
-        scrapy_exceptions.ResponseDataLossError,
-        TunnelError,
-    )
-}
+    **download_errors(), f"{TunnelError.__module__}.{TunnelError.__qualname__}": TunnelError}
+_FAILED = download_error("DownloadFailedError")
 _indexes: weakref.WeakKeyDictionary[Any, WarcIndex] = weakref.WeakKeyDictionary()
 
 
@@ -125,7 +116,7 @@ class ReplayDownloadHandler:
         if entry is None and (error := self.index.error(request.url)) is not None:
             if stats is not None:
                 stats.inc_value("replay/failure")
-            cls = _REPLAYABLE.get(error, scrapy_exceptions.DownloadFailedError)
+            cls = _REPLAYABLE.get(error, _FAILED)
             raise cls(f"replayed failure ({error}) for {request.url}")
         if entry is None:
             if stats is not None:

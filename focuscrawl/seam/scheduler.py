@@ -43,7 +43,13 @@ from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import signals as focus_signals
-from focuscrawl.seam.engine import Waker, downloading, pages_in_spider, warn_if_missing
+from focuscrawl.seam.engine import (
+    Waker,
+    downloading,
+    pages_in_spider,
+    refuse_at_open,
+    warn_if_missing,
+)
 from focuscrawl.seam.lifecycle import Lifecycle
 from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, SERVER, TRANSIENT
 from focuscrawl.seam.options import frontier_options, strategy_without_keywords
@@ -182,7 +188,7 @@ class FocusScheduler:
 
     def _spider_opened(self) -> None:
         if self._refusal is not None:
-            raise self._refusal  # Scrapy closes the spider with its reason
+            refuse_at_open(self.crawler, self._refusal)
 
     def _slack(self) -> float | None:
         value: float | None = config.get(self.settings, "FOCUS_SLACK")

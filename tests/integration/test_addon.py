@@ -25,6 +25,8 @@ from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.addon import FocusCrawl, focus_defaults
 from focuscrawl.seam.render import PLAYWRIGHT_HANDLER
 
+pytestmark = pytest.mark.third_party  # in the Scrapy matrix (noxfile.py)
+
 DELAY = 0.25
 
 

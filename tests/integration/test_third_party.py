@@ -17,6 +17,8 @@ import pytest
 
 from focuscrawl.demo.webserver import Page, ServerProcess
 
+pytestmark = pytest.mark.third_party  # in the Scrapy matrix (noxfile.py)
+
 DELAY = 0.25
 PATHS = ["/a.html", "/b.html", "/c.html"]
 

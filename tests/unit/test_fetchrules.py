@@ -9,15 +9,19 @@ import pytest
 import pytest_twisted
 from scrapy import Request, signals
 from scrapy.crawler import CrawlerRunner
-from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured, StopDownload
+from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 from scrapy.http import Headers, HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from focuscrawl.seam.engine import download_error
 from focuscrawl.seam.middlewares.fetchrules import FetchRulesMiddleware
 from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
 from spiders.topic import TopicSpider
 from tests.support.project import project_settings
+
+#: what a download that timed out raises on the Scrapy under test
+DownloadTimeoutError = download_error("DownloadTimeoutError")
 
 LIMIT = 100 * 1024
 HOST = "fetch.test"
@@ -172,7 +176,7 @@ def test_errors_are_counted_but_not_ignored_requests() -> None:
     m.process_exception(request, DownloadTimeoutError("slow"))
     m.process_exception(request, IgnoreRequest("robots"))
     assert m.stats.get_value("focus/fetch/failed") == 1
-    assert m.stats.get_value("focus/fetch/failed/DownloadTimeoutError") == 1
+    assert m.stats.get_value(f"focus/fetch/failed/{DownloadTimeoutError.__name__}") == 1
 
 
 def test_switched_off() -> None:

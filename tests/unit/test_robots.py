@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import pytest_twisted
 from scrapy import Request
-from scrapy.exceptions import DownloadTimeoutError, IgnoreRequest, NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import TextResponse
 from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
+from focuscrawl.seam.engine import download_error
 from focuscrawl.seam.meta import ROBOTS_WAIT
 from focuscrawl.seam.middlewares import robots
 from focuscrawl.seam.middlewares.robots import (
@@ -34,6 +35,9 @@ from focuscrawl.seam.middlewares.robots import (
 from focuscrawl.seam.middlewares.start import SeedsPendingMiddleware
 from focuscrawl.seam.services import FocusServices
 from tests.support.project import SERVICES
+
+#: what a download that timed out raises on the Scrapy under test
+DownloadTimeoutError = download_error("DownloadTimeoutError")
 
 UA = "focuscrawl/0.1 (+test)"
 
@@ -201,7 +205,7 @@ async def test_network_error_disallows_for_a_while_then_fetches_again() -> None:
         now = [1000.0]
         mw.robots.clock = lambda: now[0]
         assert await outcome(mw, "http://a.test/page.html") == "refused"
-        assert mw.stats.get_value("focus/robots/error/DownloadTimeoutError") == 1
+        assert mw.stats.get_value(f"focus/robots/error/{DownloadTimeoutError.__name__}") == 1
         assert mw.stats.get_value("focus/robots/retries") == 1
         now[0] += 30
         assert await outcome(mw, "http://a.test/other.html") == "refused"

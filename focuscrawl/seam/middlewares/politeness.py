@@ -28,11 +28,10 @@ import time
 from typing import TYPE_CHECKING
 
 from scrapy import signals
-from scrapy.exceptions import DownloadTimeoutError
-from twisted.internet.error import TimeoutError as TxTimeoutError
 
 from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
+from focuscrawl.seam.engine import TIMEOUT_ERRORS
 from focuscrawl.seam.meta import FINISHED, LEASE, SERVER, STARTED
 from focuscrawl.seam.records import is_html
 from focuscrawl.seam.services import FocusServices
@@ -128,8 +127,7 @@ class PolitenessMiddleware:
 
 def is_timeout(exception: Exception) -> bool:
     """Whether a download failed by timing out (the server is slow)."""
-    # Scrapy 2.19's handlers raise DownloadTimeoutError; older code paths Twisted's error.
-    return isinstance(exception, (DownloadTimeoutError, TxTimeoutError))
+    return isinstance(exception, TIMEOUT_ERRORS)
 
 
 def record_stats(policy: HostPolicy, stats: StatsCollector) -> None:

@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
-# the type checker over the core, the configuration, the evaluation and the seam (pyproject.toml [tool.mypy])
-.venv/bin/mypy focuscrawl/core focuscrawl/config.py focuscrawl/evaluation focuscrawl/seam
+# the type checker over the whole package and the spiders (pyproject.toml [tool.mypy])
+.venv/bin/mypy focuscrawl spiders
 # the docs site must build without a broken link or anchor (its log is shown only on failure;
 # not --quiet: that hides the warnings --strict counts)
 site=$(mktemp -d)

@@ -230,7 +230,7 @@ class TopicSpider(scrapy.Spider):
         if not is_html(response):  # the scheduler did not count it as a page either
             stats.inc_value("focus/skipped/not_html")
             return
-        content_type = response.headers.get(b"Content-Type", b"").decode("latin-1")
+        content_type = (response.headers.get(b"Content-Type") or b"").decode("latin-1")
         assert self.topic is not None
         try:
             html = response.text

@@ -399,7 +399,7 @@ def text_html(text: str, limit: int = 0, level: int = 3) -> str:
         # runs of prose lines become one <p>, runs of indented/prompt lines one <pre>
         run: list[str] = []
         code = False
-        for ln in lines + [None]:  # type: ignore[list-item]
+        for ln in [*lines, None]:
             is_code = ln is not None and (ln.startswith((" ", "\t", ">>>", "...")))
             if ln is None or (run and is_code != code):
                 if run and code:
@@ -1072,7 +1072,7 @@ def build_blog(b: Builder) -> None:
 # -- news
 def build_news(b: Builder) -> None:
     idle = Path(sysconfig.get_paths()["stdlib"]) / "idlelib"
-    releases = []
+    releases: list[tuple[str, str, list[str]]] = []
     for fname in ("NEWS.txt", "NEWS2x.txt"):
         f = idle / fname
         if not f.is_file():
@@ -1089,7 +1089,7 @@ def build_news(b: Builder) -> None:
             rest = "\n".join(ln for ln in lines[1:] if not re.fullmatch(r"=+", ln.strip()))
             items = [" ".join(p.split()) for p in paragraphs(rest)]
             releases.append((ver, head, items))
-    rel_rows = []
+    rel_rows: list[tuple[str, str, str]] = []
     for ver, head, items in releases:
         chunks = [items[i:i + 18] for i in range(0, len(items), 18)] or [[]]
         for k, chunk in enumerate(chunks, 1):
@@ -1121,17 +1121,17 @@ def build_news(b: Builder) -> None:
     weekly = []
     by_date = sorted(b.posts, key=lambda p: (p["date"], p["q"]))
     for w, i in enumerate(range(0, len(by_date), 5), 1):
-        chunk = by_date[i:i + 5]
+        week = by_date[i:i + 5]
         rows = [(f"http://{BLOG}{p['path']}", p["title"], first_para(p["doc"], 200)
-                 if p["doc"] else "") for p in chunk]
-        mods = list(dict.fromkeys(p["module"] for p in chunk))
+                 if p["doc"] else "") for p in week]
+        mods = list(dict.fromkeys(p["module"] for p in week))
         body = (f"<h1>Python weekly #{w}</h1>\n<p>This week on the blogs: "
-                + ", ".join(esc(p["q"]) for p in chunk) + ".</p>\n" + links_list(rows)
+                + ", ".join(esc(p["q"]) for p in week) + ".</p>\n" + links_list(rows)
                 + "<h2>In the docs</h2>\n" + links_list(
                     (docs_url(m), m, b.synopsis(m)) for m in mods))
         b.site.add(NEWS, f"/weekly/{w}.html", f"Python weekly #{w}", body,
                       ticker=(w % 4 == 0))
-        weekly.append((f"/weekly/{w}.html", f"Python weekly #{w}", chunk[0]["date"]))
+        weekly.append((f"/weekly/{w}.html", f"Python weekly #{w}", week[0]["date"]))
     b.site.add(NEWS, "/weekly/index.html", "Python weekly",
                   "<h1>Python weekly</h1>\n" + links_list(weekly))
     b.site.add(NEWS, "/index.html", "News",

@@ -60,7 +60,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
 LOG_FIELDS = (
@@ -468,7 +468,7 @@ class WebServer:
         self._addr_host = {a: h for h, a in addresses.items()}
         for s in servers:
             t = threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05},
-                                 name=f"webserver-{s.server_address[0]}", daemon=True)
+                                 name=f"webserver-{s.server_address[0]!s}", daemon=True)
             t.start()
             self._threads.append(t)
         return self
@@ -908,7 +908,8 @@ class ServerProcess:
             cmd += ["--bind-hosts", "--addr-file", str(tmp / "addresses.json")]
         if self.changing is not None:
             cmd += ["--changing", json.dumps(self.changing)]
-        self._stderr = open(tmp / "stderr.txt", "wb")  # noqa: SIM115 - closed in stop()
+        # closed in stop()
+        self._stderr: BinaryIO | None = open(tmp / "stderr.txt", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self._stderr, cwd=tmp)
         deadline = time.monotonic() + self.startup_timeout
@@ -935,8 +936,9 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if getattr(self, "_stderr", None) is not None:
-            self._stderr.close()
+        stderr = getattr(self, "_stderr", None)
+        if stderr is not None:
+            stderr.close()
             self._stderr = None
         if self._tmp is not None:
             if self._log_arg is None and self.log_path is not None and self.log_path.exists():

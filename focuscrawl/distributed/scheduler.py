@@ -50,20 +50,24 @@ from typing import TYPE_CHECKING, Any
 from redis import RedisError
 from scrapy import signals as scrapy_signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider
+from scrapy.utils.request import request_from_dict
 from twisted.internet.task import LoopingCall
 
 from focuscrawl import config
+from focuscrawl.core.refresh import Split
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import Waker, close, in_progress, stopping, warn_if_missing
-from focuscrawl.seam.meta import FROM, LEASE, LEASE_LOST, ORDER, TRANSIENT
+from focuscrawl.seam.meta import FROM, LEASE, LEASE_LOST, ORDER, SERVER, TRANSIENT
 from focuscrawl.seam.options import frontier_options, politeness_options
 from focuscrawl.seam.outcome import watch
 from focuscrawl.seam.records import Records, is_page, server_by
+from focuscrawl.seam.revisit import Revisits
 from focuscrawl.seam.services import missing_message
 from focuscrawl.seam.signals import START_ERROR_STAT
 
 from .connection import RedisLink, RedisServices, Unavailable, Worker
 from .outlinks import Outlinks
+from .revisits import RevisitStore, SharedRevisits
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -112,6 +116,7 @@ class RedisFocusScheduler:
         self._reconciled: float | None = None  # Redis's return whose orphan leases were freed
         self._scored = 0
         self.waker = Waker(crawler)  # wakes the engine when a server is due
+        self.revisits: Revisits | None = None  # a continuous crawl's (FOCUS_REVISIT), at open
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
@@ -148,6 +153,7 @@ class RedisFocusScheduler:
         warn_if_missing(self.crawler)
         s = self.settings
         options = frontier_options(s, spider)
+        revisit = options.pop("revisit")
         options.update(
             politeness_options(s),
             bloom_capacity=config.get(s, "FOCUS_REDIS_BLOOM_CAPACITY"),
@@ -183,6 +189,8 @@ class RedisFocusScheduler:
         self.max_pages = self.frontier.max_pages
         # the spider drops the outlinks Redis would ignore (those this worker knows of)
         self.services.known_urls.register(self.known.configure(self.frontier.config))
+        if revisit:  # a continuous crawl: the revisit schedule in Redis beside the frontier
+            self._keep_going()
         try:
             self.frontier.heartbeat(self.ttl)
             self.frontier.reap()
@@ -252,6 +260,8 @@ class RedisFocusScheduler:
     def has_pending_requests(self) -> bool:
         if self.error is not None or self.stopped is not None:
             return False
+        if self.revisits is not None:
+            return True  # a continuous crawl goes on until it is stopped
         if not self.outlinks.flush():
             return True  # links to write: the tick tries again
         try:
@@ -295,6 +305,9 @@ class RedisFocusScheduler:
         if self.outlinks.links and not self.outlinks.flush():
             return None  # the links found so far first: the tick tries again
         can_wake = self.waker.can_wake()
+        revisit = self._revisit(prefer=False)  # a due revisit worth more than a new page
+        if revisit is not None:
+            return revisit
         try:
             seeding = self.services is not None and self.services.seeds_pending
             got = self.link.call(lambda: self.frontier.pop(late=can_wake, seeding=seeding))
@@ -302,6 +315,9 @@ class RedisFocusScheduler:
             return None
         self._asked = time.monotonic()
         if got is None:
+            revisit = self._revisit(prefer=True)  # no new page now: any due revisit
+            if revisit is not None:
+                return revisit
             if self.frontier.wait is not None and can_wake:
                 now = time.monotonic()
                 self.waker.at(now + self.frontier.wait, now)
@@ -311,6 +327,36 @@ class RedisFocusScheduler:
         self.known.handed_out(entry.url)
         request = self.records.request(entry, lease)
         self._requests[lease] = request
+        return request
+
+    # -- a continuous crawl -------------------------------------------------------------------
+    def _keep_going(self) -> None:
+        """The revisits of a continuous crawl, in Redis (``focuscrawl.distributed.revisits``)."""
+        assert self.services is not None
+        worker = self._worker()
+        router = getattr(self.frontier, "router", None)
+        revisits = Revisits(settings=self.settings, policy=self.services.policy,
+                            servers=self.services.servers)
+        revisits.frontier = SharedRevisits(
+            RevisitStore(worker.client, worker.prefix, router.count if router else 1),
+            revisits.new_schedule(), Split(revisits.share), clock=revisits.clock,
+            capacity=revisits.capacity)
+        self.revisits = self.services.revisits = revisits
+
+    def _revisit(self, *, prefer: bool) -> Request | None:
+        """The request of a due revisit (``prefer``: even if a new page is worth more)."""
+        revisits = self.revisits
+        if revisits is None:
+            return None
+        try:
+            page = self.link.call(lambda: revisits.frontier.take(prefer=prefer))
+        except Unavailable:
+            return None
+        if page is None:
+            return None
+        request = request_from_dict(revisits.request_of(page), spider=self.spider)
+        request.meta[SERVER] = page.host
+        self.stats.inc_value("focus/revisit/handed_out")
         return request
 
     # -- signals ----------------------------------------------------------------------------
@@ -357,6 +403,8 @@ class RedisFocusScheduler:
             raise CloseSpider(self._error_reason)
         if self.stopped is not None:
             raise CloseSpider(self.stopped)
+        if self.revisits is not None:
+            raise DontCloseSpider  # a continuous crawl goes on until it is stopped
         self._sweep(idle=True)
         flushed = self.outlinks.flush()
         try:
@@ -376,6 +424,8 @@ class RedisFocusScheduler:
     def _tick(self) -> None:
         try:
             self.outlinks.flush()  # a page whose requests did not all reach the scheduler
+            if self.revisits is not None:
+                self.link.call(self.revisits.frontier.tick)
             if time.monotonic() >= self._next_beat:
                 self._beat()
             self._sweep(idle=False)

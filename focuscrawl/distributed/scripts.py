@@ -45,6 +45,8 @@ PRELUDE = ("prelude.lua", "prelude/seen.lua", "prelude/graph.lua", "prelude/queu
 LAYOUT: dict[str, tuple[Part, ...]] = {}
 #: SHA1 of a script's text -> its name (Redis names a failing script by it: ``f_<sha>``)
 BY_SHA: dict[str, str] = {}
+#: the scripts sent without the prelude (their keys are in slots of their own)
+STANDALONE: set[str] = set()
 
 
 def _code(path: str) -> tuple[str, int]:
@@ -83,6 +85,7 @@ def _standalone(name: str, path: str) -> str:
     code, first = _code(path)
     text = f"-- {name}: line 2 = {path}:{first}\n" + code
     LAYOUT[name] = (Part(path, 2, first),)
+    STANDALONE.add(name)
     BY_SHA[hashlib.sha1(text.encode()).hexdigest()] = name
     return text
 
@@ -138,3 +141,8 @@ GRANT = _script("GRANT", "check.lua", "budget/grant.lua")
 SPEND = _script("SPEND", "check.lua", "budget/spend.lua")
 # the near-duplicate index (``neardup.py``), in its own slot
 NEARDUP_ADD = _standalone("NEARDUP_ADD", "neardup/add.lua")
+# a continuous crawl's revisit schedule (``revisits.py``), each shard's keys in their own slot
+REVISIT_CLAIM = _standalone("REVISIT_CLAIM", "revisit/claim.lua")
+REVISIT_REPORT = _standalone("REVISIT_REPORT", "revisit/report.lua")
+REVISIT_REAP = _standalone("REVISIT_REAP", "revisit/reap.lua")
+REVISIT_RESCHEDULE = _standalone("REVISIT_RESCHEDULE", "revisit/reschedule.lua")

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from focuscrawl import config
-from focuscrawl.core.refresh import RateEstimator, RevisitSchedule, Split
+from focuscrawl.core.refresh import POLICIES, RateEstimator, RevisitSchedule, Split
 from focuscrawl.core.refresh.frontier import RevisitFrontier
 from focuscrawl.core.refresh.schedule import CHANGED, GONE, UNCHANGED, PageState, relevance_weight
 from focuscrawl.core.refresh.signature import content_signature
@@ -69,29 +69,51 @@ class Kept:
     first: bool
 
 
-class Revisits:
-    """The revisit part of one crawl (module docstring)."""
+def _unrecorded(*args: Any) -> None:
+    pass
 
-    def __init__(self, inner: Any, *, settings: Any, lifecycle: Lifecycle, policy: HostPolicy,
-                 servers: ServerKeys, record: Callable[..., None],
+
+class Revisits:
+    """The revisit part of one crawl (module docstring).
+
+    ``frontier`` keeps the pages: a :class:`RevisitFrontier` over the crawl order's frontier
+    (:meth:`local`), or a distributed crawl's schedule in Redis
+    (``focuscrawl.distributed.revisits``), which the spider's side reaches the same way.
+    """
+
+    def __init__(self, *, settings: Any, policy: HostPolicy, servers: ServerKeys,
+                 record: Callable[..., None] = _unrecorded,
                  clock: Callable[[], float] = time.time) -> None:
-        share = config.get(settings, "FOCUS_REVISIT_SHARE")
-        prior = config.get(settings, "FOCUS_REVISIT_PRIOR")
-        name = config.get(settings, "FOCUS_REVISIT_POLICY")
-        if share is not None and not 0.0 <= share <= 1.0:
-            raise ValueError(f"FOCUS_REVISIT_SHARE must be between 0 and 1, not {share}")
-        if prior <= 0:
-            raise ValueError(f"FOCUS_REVISIT_PRIOR must be > 0 seconds, not {prior}")
+        self.share = config.get(settings, "FOCUS_REVISIT_SHARE")
+        self.prior = config.get(settings, "FOCUS_REVISIT_PRIOR")
+        self.policy_name = config.get(settings, "FOCUS_REVISIT_POLICY")
+        if self.share is not None and not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"FOCUS_REVISIT_SHARE must be between 0 and 1, not {self.share}")
+        if self.prior <= 0:
+            raise ValueError(f"FOCUS_REVISIT_PRIOR must be > 0 seconds, not {self.prior}")
         self.policy = policy
         self.servers = servers
         self.record = record
         self.clock = clock
         self.relevant_score = config.get(settings, "FOCUS_RELEVANT_SCORE")
         self._recent: deque[float] = deque()  # when each revisit of the last minute ended
-        self.frontier = RevisitFrontier(
-            inner, RevisitSchedule(name, RateEstimator(prior_rate=1.0 / prior)), Split(share),
-            clock=clock, request_of=self.request_of, capacity=self.capacity,
+        self.frontier: Any = None
+
+    @classmethod
+    def local(cls, inner: Any, *, lifecycle: Lifecycle, **kwargs: Any) -> Revisits:
+        """One process's: ``inner`` (the crawl order's frontier) and the schedule, composed."""
+        revisits = cls(**kwargs)
+        revisits.frontier = RevisitFrontier(
+            inner, revisits.new_schedule(), Split(revisits.share), clock=revisits.clock,
+            request_of=revisits.request_of, capacity=revisits.capacity,
             discovering=lambda: lifecycle.budget() > 0)
+        return revisits
+
+    def new_schedule(self) -> RevisitSchedule:
+        if self.policy_name not in POLICIES:
+            raise ValueError(f"FOCUS_REVISIT_POLICY must be one of {', '.join(POLICIES)}, "
+                             f"not {self.policy_name!r}")
+        return RevisitSchedule(self.policy_name, RateEstimator(prior_rate=1.0 / self.prior))
 
     # -- the scheduler's side ------------------------------------------------------------------
     def request_of(self, page: PageState) -> dict[str, Any]:

@@ -440,7 +440,7 @@ class FocusScheduler:
         """Wrap the crawl order's frontier with the revisits (``focuscrawl.seam.revisit``)."""
         assert self.services is not None and self.frontier is not None
         state = self
-        self.revisits = self.services.revisits = Revisits(
+        self.revisits = self.services.revisits = Revisits.local(
             self.frontier, settings=self.settings, lifecycle=self.lifecycle, policy=self.policy,
             servers=self.services.servers,
             record=lambda op, *args: state.state.record(op, *args))

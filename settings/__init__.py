@@ -9,7 +9,7 @@ Spider arguments (``-a strategy=...``) override the matching ``FOCUS_*`` setting
 ``-s NAME=VALUE`` overrides any of them.
 """
 
-from focuscrawl import config
+from focuscrawl import __version__, config
 
 globals().update(config.project_defaults())
 
@@ -18,7 +18,7 @@ SPIDER_MODULES = ["spiders"]
 NEWSPIDER_MODULE = "spiders"
 
 # -- Scrapy, made safe and predictable -------------------------------------------------------
-USER_AGENT = "focuscrawl/0.1 (+focused research crawler; obeys robots.txt)"
+USER_AGENT = f"focuscrawl/{__version__} (+focused research crawler; obeys robots.txt)"
 TELNETCONSOLE_ENABLED = False  # no open console port on a crawler machine
 REMOTE_CONTROL_ENABLED = False
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"

@@ -587,6 +587,31 @@ class JournalOptions(_FromSettings):
 
 
 @dataclass(frozen=True)
+class LearnedOptions(_FromSettings):
+    """The learned order's options (focuscrawl.core.learned.Learned); None: the order decides
+    from whether the seeds are examples (explore, explore_hosts, profile_score,
+    sibling_window, hub; examples itself: auto), or its research switch's default (the bool
+    ones).  ``dataclasses.replace`` gives a variant."""
+
+    relevant_score: float = setting("FOCUS_RELEVANT_SCORE")
+    learn_every: int = setting("FOCUS_LEARN_EVERY")
+    rerank_max: int = setting("FOCUS_LEARN_RERANK")
+    rerank_batch: int = setting("FOCUS_LEARN_RERANK_BATCH")
+    explore: float | None = setting("FOCUS_EXPLORE")
+    explore_hosts: float | None = setting("FOCUS_EXPLORE_HOSTS")
+    parent_expert: bool | None = setting("FOCUS_PARENT_EXPERT")
+    earned_optimism: bool | None = setting("FOCUS_EARNED_OPTIMISM")
+    bandit_backlinks: bool | None = setting("FOCUS_BANDIT_BACKLINKS")
+    discount: float = setting("FOCUS_LEARN_DISCOUNT")
+    examples: bool | None = setting("FOCUS_EXAMPLES")
+    profile_score: float | None = setting("FOCUS_PROFILE_SCORE")
+    memory: int = setting("FOCUS_LEARN_MEMORY")
+    sibling_window: int | None = setting("FOCUS_SIBLING_WINDOW")
+    sibling: float = setting("FOCUS_SIBLING")
+    hub: float | None = setting("FOCUS_HUB")
+
+
+@dataclass(frozen=True)
 class RedisOptions(_FromSettings):
     """A distributed worker's link to the crawl in Redis."""
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ..config import LearnedOptions
 from .frontier.protocol import Capabilities, LocalFrontier
 from .frontier.strategies import (
     BestFirst,
@@ -40,16 +42,15 @@ _OPTIONS = {
     "cho-distance": {"reorder"},
     "best-n-first": {"n", "work_conserving"},
     "distiller": {"weight", "every"},
-    "learned": {"keywords", "relevant_score", "learn_every", "explore", "discount", "profile_score",
-                "keyword_scale", "explore_split", "explore_hosts",
-                "bits", "memory", "sibling", "sibling_window", "hub", "examples",
-                "rerank_max", "rerank_batch", "parent_expert", "earned_optimism",
-                "bandit_backlinks"},
+    "learned": {"keywords"},
 }
+#: the learned order's options (one :class:`LearnedOptions`, not keyword arguments)
+LEARNED_OPTIONS = frozenset(f.name for f in dataclasses.fields(LearnedOptions))
 
 
 def make_frontier(name: str, **options: Any) -> LocalFrontier:
-    """Build a strategy by name, passing only the options it understands."""
+    """Build a strategy by name, passing only the options it understands (the learned
+    order's as one :class:`LearnedOptions`)."""
     try:
         factory = STRATEGIES[name]
     except KeyError:
@@ -57,7 +58,12 @@ def make_frontier(name: str, **options: Any) -> LocalFrontier:
             f"unknown strategy {name!r}; choose one of: {', '.join(STRATEGIES)}"
         ) from None
     allowed = _COMMON | _OPTIONS.get(name, set())
-    return factory(**{k: v for k, v in options.items() if k in allowed and v is not None})
+    kw = {k: v for k, v in options.items() if k in allowed and v is not None}
+    if name == "learned":
+        # None is a value here (the order decides); absent options take the declared defaults
+        kw["options"] = LearnedOptions(**{k: v for k, v in options.items()
+                                          if k in LEARNED_OPTIONS})
+    return factory(**kw)
 
 
 def capabilities(name: str | None) -> Capabilities:

@@ -9,6 +9,7 @@ declares.  Spider arguments (``-a strategy=... -a n=...``, validated by the spid
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -32,21 +33,16 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: frontier option -> the setting it is read from (make_frontier's keyword arguments)
+#: frontier option -> the setting it is read from (make_frontier's keyword arguments; the
+#: learned order's are :class:`config.LearnedOptions`' fields)
 FRONTIER_SETTINGS = {
     "strategy": "FOCUS_STRATEGY", "max_pages": "FOCUS_MAX_PAGES", "n": "FOCUS_BEST_N",
     "max_buffer": "FOCUS_MAX_BUFFER", "seed": "FOCUS_RANDOM_SEED",
     "distance_limit": "FOCUS_HOT_DISTANCE", "reorder": "FOCUS_REORDER",
     "weight": "FOCUS_DISTILLER_WEIGHT", "every": "FOCUS_DISTILLER_EVERY",
     "round_robin": "FOCUS_ROUND_ROBIN", "frontier_memory": "FOCUS_FRONTIER_MEMORY",
-    "same_across_schemes": "FOCUS_SAME_ACROSS_SCHEMES", "relevant_score": "FOCUS_RELEVANT_SCORE",
-    "explore": "FOCUS_EXPLORE", "explore_hosts": "FOCUS_EXPLORE_HOSTS",
-    "discount": "FOCUS_LEARN_DISCOUNT", "profile_score": "FOCUS_PROFILE_SCORE",
-    "memory": "FOCUS_LEARN_MEMORY", "learn_every": "FOCUS_LEARN_EVERY",
-    "rerank_max": "FOCUS_LEARN_RERANK", "rerank_batch": "FOCUS_LEARN_RERANK_BATCH",
-    "sibling": "FOCUS_SIBLING", "sibling_window": "FOCUS_SIBLING_WINDOW", "hub": "FOCUS_HUB",
-    "examples": "FOCUS_EXAMPLES", "parent_expert": "FOCUS_PARENT_EXPERT",
-    "earned_optimism": "FOCUS_EARNED_OPTIMISM", "bandit_backlinks": "FOCUS_BANDIT_BACKLINKS",
+    "same_across_schemes": "FOCUS_SAME_ACROSS_SCHEMES",
+    **{f.name: f.metadata["setting"] for f in dataclasses.fields(config.LearnedOptions)},
     "revisit": "FOCUS_REVISIT",
 }
 

@@ -43,7 +43,6 @@ from focuscrawl.core.traps import DirectoryStats
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.lifecycle import Lifecycle
 from focuscrawl.seam.neardup import NearDuplicates, near_duplicates
-from focuscrawl.seam.options import politeness_options
 from focuscrawl.seam.servers import ServerKeys
 
 if TYPE_CHECKING:
@@ -194,7 +193,7 @@ class FocusServices:
         """Per-server politeness state: the lifecycle reserves, the middlewares start/finish."""
         if self._policy is None:
             s = self.settings
-            self._policy = HostPolicy(**politeness_options(s),
+            self._policy = HostPolicy(config.PolitenessOptions.from_settings(s),
                                       start_log=config.get(s, "FOCUS_START_LOG"))
         return self._policy
 

@@ -24,6 +24,7 @@ from tests.support.learned import (
     fetches_to_find,
     hidden_web,
     learned,
+    made,
     reference_trap,
     small,
     virtual_crawl,
@@ -41,7 +42,7 @@ def test_a_link_the_order_ignores_changes_nothing(name, options):
     """The topic spider drops a link to a URL the frontier ignores before building a Request:
     the crawl order and the frontier's state, its duplicate count aside, stay the same."""
     def make():
-        return make_frontier(name, keywords=TOPIC, learn_every=5, **options)
+        return make_frontier(name, keywords=TOPIC, learn_every=5, **{"examples": None, **options})
 
     def state(frontier):
         snap = frontier.snapshot()
@@ -98,7 +99,7 @@ def test_the_host_bandit_leaves_a_large_host_whose_anchors_repeat_a_keyword(seed
 def test_the_host_index_chooses_as_a_scan_of_every_host(options):
     """The host bandit's index (kept up to date as hosts' best links move) hands out what a
     scan of every host would, with some hosts busy, across restores and unreached hosts."""
-    options = {"keywords": TOPIC, "learn_every": 5, "explore_hosts": 0.3, **options}
+    options = {"keywords": TOPIC, "explore_hosts": 0.3, **options}
     # hosts whose first page fetched fails (left out as never reached) and a later one answers
     flaky = hidden_web(4)
     title, text, links = flaky["http://portal.test/"]
@@ -107,13 +108,13 @@ def test_the_host_index_chooses_as_a_scan_of_every_host(options):
     flaky["http://portal.test/"] = (title, text, gone + links)
     backlinked: list[int] = []  # picks of an off-topic host's most-linked link
     for web in (reference_trap(1), hidden_web(4), flaky):
-        f = _CheckedBandit(**options)
+        f = made(_CheckedBandit, **options)
         order = virtual_crawl(f, web, ["http://portal.test/"], limit=300)
         assert f.turns > 50 and f.bandit_picks > 10
         backlinked.append(f.bandit.backlink_picks)
-        f = _CheckedBandit(**options)
+        f = made(_CheckedBandit, **options)
         resumed = virtual_crawl(f, web, ["http://portal.test/"], limit=300, snapshot_at=77,
-                                remake=lambda: _CheckedBandit(**options))
+                                remake=lambda: made(_CheckedBandit, **options))
         assert resumed == order
     # measured with them on: 0, 45-98 and 85-116 on the three webs
     assert bool(sum(backlinked)) == options.get("bandit_backlinks", True)

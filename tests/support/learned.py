@@ -7,10 +7,11 @@ import pickle
 import random
 from collections import Counter
 
+from focuscrawl.config import LearnedOptions
 from focuscrawl.core.frontier import Link
 from focuscrawl.core.frontier.queues import Entry
 from focuscrawl.core.learned import Learned, PageDigest
-from focuscrawl.core.orders import make_frontier
+from focuscrawl.core.orders import LEARNED_OPTIONS, make_frontier
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import host
 
@@ -115,7 +116,21 @@ def fetches_to_find(order: list[str], targets: set[str], n: int) -> int:
 
 
 def learned(**kw) -> Learned:
-    return make_frontier("learned", keywords=TOPIC, learn_every=5, **kw)  # type: ignore
+    return make_frontier("learned", keywords=TOPIC, learn_every=5,  # type: ignore
+                         **{"examples": None, **kw})
+
+
+def options(**kw) -> LearnedOptions:
+    """The tests' learned options: a retrain every 5 pages, and the order deciding whether
+    the seeds are examples (as these tests' orders always were)."""
+    return LearnedOptions(**{"learn_every": 5, "examples": None, **kw})
+
+
+def made(cls: type[Learned], **kw) -> Learned:
+    """``cls`` (the learned order, or a test's variant of it) from make_frontier's keyword
+    arguments: the learned ones as :func:`options`, the others as they are."""
+    given = {k: kw.pop(k) for k in list(kw) if k in LEARNED_OPTIONS}
+    return cls(options=options(**given), **kw)
 
 
 # -- the bounded re-rank (FOCUS_LEARN_RERANK) ------------------------------------------------

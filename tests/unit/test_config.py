@@ -167,7 +167,8 @@ def test_get_applies_the_one_default_and_the_type() -> None:
 
 def test_typed_options_are_read_from_their_settings() -> None:
     classes = (config.PolitenessOptions, config.FilterOptions, config.RobotsOptions,
-               config.FetchOptions, config.JournalOptions, config.RedisOptions)
+               config.FetchOptions, config.JournalOptions, config.RedisOptions,
+               config.LearnedOptions)
     for cls in classes:
         assert cls.from_settings(Settings()) == cls(), cls  # defaults: the declared ones
         for field in dataclasses.fields(cls):
@@ -220,6 +221,39 @@ def test_library_constants_agree_with_config() -> None:
     assert RERANK_MAX == config.default("FOCUS_LEARN_RERANK")
     assert RERANK_BATCH == config.default("FOCUS_LEARN_RERANK_BATCH")
     assert list(HTML_TYPES) == config.default("FOCUS_FETCH_TYPES")
+
+
+def test_no_constructor_repeats_a_declared_default() -> None:
+    """The core's classes, built without Scrapy, take their options' defaults from config: a
+    parameter read from a setting has that setting's declared default or none; the learned
+    order's options are one LearnedOptions, HostPolicy's one PolitenessOptions."""
+    import inspect
+
+    from focuscrawl.core.frontier import HostPolicy
+    from focuscrawl.core.learned import Learned
+    from focuscrawl.core.orders import CLASSES, LEARNED_OPTIONS
+    from focuscrawl.seam.options import FRONTIER_SETTINGS
+
+    drift = []
+    for cls in {*CLASSES.values(), HostPolicy}:
+        for klass in cls.__mro__:
+            if "__init__" not in vars(klass):
+                continue
+            for p in inspect.signature(vars(klass)["__init__"]).parameters.values():
+                name = FRONTIER_SETTINGS.get(p.name)
+                if name is not None and p.default is not p.empty and \
+                        p.default != config.default(name):
+                    drift.append(f"{klass.__name__}({p.name}={p.default!r}) vs {name}")
+    assert drift == []
+    # the learned order takes no option one by one: one object, the declared defaults
+    assert not set(inspect.signature(Learned.__init__).parameters) & LEARNED_OPTIONS
+    assert Learned(keywords="x").options == config.LearnedOptions.from_settings(Settings())
+    policy = HostPolicy()
+    assert (policy.concurrency, policy.delay, policy.slow_seconds, policy.slow_factor,
+            policy.max_delay, policy.start_log) == (
+        config.default("FOCUS_CONCURRENCY_PER_SERVER"), config.default("FOCUS_DELAY"),
+        config.default("FOCUS_SLOW_SECONDS"), config.default("FOCUS_SLOW_FACTOR"),
+        config.default("FOCUS_MAX_DELAY"), config.default("FOCUS_START_LOG"))
 
 
 def test_config_imports_no_scrapy() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from focuscrawl.config import PolitenessOptions
 from focuscrawl.core.frontier.hosts import HostPolicy
 
 
@@ -20,14 +21,13 @@ def clock() -> Clock:
     return Clock()
 
 
-def policy(clock: Clock, **kw) -> HostPolicy:
-    kw.setdefault("delay", 1.0)
-    return HostPolicy(clock=clock, **kw)
+def policy(clock: Clock, start_log: int = 0, **kw) -> HostPolicy:
+    return HostPolicy(PolitenessOptions(**kw), start_log=start_log, clock=clock)
 
 
 def test_concurrency_must_be_positive() -> None:
     with pytest.raises(ValueError):
-        HostPolicy(concurrency=0)
+        HostPolicy(PolitenessOptions(concurrency=0))
 
 
 def test_reserved_and_active_requests_count_against_the_limit(clock: Clock) -> None:

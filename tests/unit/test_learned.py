@@ -35,6 +35,8 @@ from tests.support.learned import (
     fetches_to_find,
     hidden_web,
     learned,
+    made,
+    options,
     small,
     virtual_crawl,
 )
@@ -200,7 +202,7 @@ def test_a_snapshot_from_before_the_fingerprint_maps_continues_the_same_order(at
 
     whole = virtual_crawl(learned(), web, ["http://portal.test/"])
     resumed = virtual_crawl(learned(), web, ["http://portal.test/"], snapshot_at=at,
-                            remake=lambda: Before(keywords=TOPIC, learn_every=5))
+                            remake=lambda: Before(keywords=TOPIC, options=options()))
     assert resumed == whole
 
 
@@ -275,8 +277,8 @@ def test_a_compaction_renumbers_the_slots_and_changes_nothing_in_the_order():
     same link."""
     web = hidden_web(6)
     plain = small()
-    compacting = _Compacting(keywords=TOPIC, learn_every=5, rerank_max=SMALL,
-                             rerank_batch=SMALL)
+    compacting = _Compacting(keywords=TOPIC,
+                             options=options(rerank_max=SMALL, rerank_batch=SMALL))
     order = virtual_crawl(compacting, web, ["http://portal.test/"])
     assert compacting.stats["compactions"] > 50
     assert order == virtual_crawl(plain, web, ["http://portal.test/"])
@@ -758,14 +760,14 @@ def test_forgotten_examples_leave_the_example_map_and_the_order_stays(at):
     """``ex_of`` (page -> example number) keeps the last ``memory`` examples' pages, about,
     not every page fetched: an older one was looked up as a miss anyway."""
     web = hidden_web(5)
-    kw = {"keywords": TOPIC, "learn_every": 5, "memory": 100}
-    made: list[Learned] = []
+    kw = {"keywords": TOPIC, "memory": 100}
+    kept: list[Learned] = []
 
     def make(cls=Learned) -> Learned:
-        made.append(cls(**kw))
-        return made[-1]
+        kept.append(made(cls, **kw))
+        return kept[-1]
 
-    old = virtual_crawl(_Remembering(**kw), web, ["http://portal.test/"])
+    old = virtual_crawl(made(_Remembering, **kw), web, ["http://portal.test/"])
     new = virtual_crawl(make(), web, ["http://portal.test/"], snapshot_at=at, remake=make)
     assert new == old and len(new) > 250
-    assert len(made[-1].trainer.ex_of) <= 2 * 100
+    assert len(kept[-1].trainer.ex_of) <= 2 * 100

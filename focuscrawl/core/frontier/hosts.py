@@ -38,6 +38,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...config import PolitenessOptions, default
+
 
 @dataclass(slots=True)
 class ServerState:
@@ -60,22 +62,23 @@ class ServerState:
 class HostPolicy:
     def __init__(
         self,
+        options: PolitenessOptions | None = None,
         *,
-        concurrency: int = 1,
-        delay: float = 0.0,
-        slow_seconds: float = 5.0,
-        slow_factor: float = 2.0,
-        max_delay: float = 30.0,
-        start_log: int = 0,
+        start_log: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if concurrency < 1:
+        """``options``: the per-server limits (the settings' declared defaults when None);
+        ``start_log``: FOCUS_START_LOG's (its default when None)."""
+        o = options if options is not None else PolitenessOptions()
+        if o.concurrency < 1:
             raise ValueError("per-server concurrency must be at least 1")
-        self.concurrency = concurrency
-        self.delay = delay
-        self.slow_seconds = slow_seconds
-        self.slow_factor = slow_factor
-        self.max_delay = max_delay
+        self.concurrency = o.concurrency
+        self.delay = o.delay
+        self.slow_seconds = o.slow_seconds
+        self.slow_factor = o.slow_factor
+        self.max_delay = o.max_delay
+        if start_log is None:
+            start_log = default("FOCUS_START_LOG")
         self.start_log = start_log  # keep each server's last this many start times (an audit)
         self.clock = clock
         self.servers: dict[str, ServerState] = {}

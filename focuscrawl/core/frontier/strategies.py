@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ...config import default
 from ..fingerprints import FingerprintMap, FingerprintSet, fingerprint
 from ..urls import scheme_twin
 from .insight import queue_insight
@@ -47,9 +48,15 @@ class QueueFrontier:
     default_slack: ClassVar[float] = 1.0
 
     def __init__(
-        self, *, max_buffer: int = 0, round_robin: int = 0, seed: int = 0,
-        distance_limit: int = 3, frontier_memory: int = 0, same_across_schemes: bool = False,
+        self, *,
+        max_buffer: int = default("FOCUS_MAX_BUFFER"),
+        round_robin: int = default("FOCUS_ROUND_ROBIN"),
+        seed: int = default("FOCUS_RANDOM_SEED"),
+        distance_limit: int = default("FOCUS_HOT_DISTANCE"),
+        frontier_memory: int = default("FOCUS_FRONTIER_MEMORY"),
+        same_across_schemes: bool = default("FOCUS_SAME_ACROSS_SCHEMES"),
     ) -> None:
+        """The options every order takes, each as its setting (defaults: the declared ones)."""
         self.max_buffer = max_buffer
         # http://h/p and https://h/p are one page (FOCUS_SAME_ACROSS_SCHEMES)
         self.same_across_schemes = same_across_schemes
@@ -528,7 +535,8 @@ class Cho(GraphOrder):
     name = "cho"
     REORDERS = ("none", "backlinks", "score")
 
-    def __init__(self, *, distance: bool = False, reorder: str = "none", **kw: Any) -> None:
+    def __init__(self, *, distance: bool = False, reorder: str = default("FOCUS_REORDER"),
+                 **kw: Any) -> None:
         if reorder not in self.REORDERS:
             raise ValueError(f"reorder must be one of {self.REORDERS}, not {reorder!r}")
         super().__init__(**kw)
@@ -606,7 +614,8 @@ class BestNFirst(QueueFrontier):
     name = "best-n-first"
     capabilities = Capabilities(batches=True)
 
-    def __init__(self, *, n: int = 256, work_conserving: bool = False, **kw: Any) -> None:
+    def __init__(self, *, n: int = default("FOCUS_BEST_N"), work_conserving: bool = False,
+                 **kw: Any) -> None:
         if n < 1:
             raise ValueError("N must be at least 1")
         super().__init__(**kw)
@@ -722,7 +731,8 @@ class Distiller(GraphOrder):
 
     name = "distiller"
 
-    def __init__(self, *, weight: float = 0.5, every: int = 50, **kw: Any) -> None:
+    def __init__(self, *, weight: float = default("FOCUS_DISTILLER_WEIGHT"),
+                 every: int = default("FOCUS_DISTILLER_EVERY"), **kw: Any) -> None:
         super().__init__(**kw)
         self.weight = weight
         self.every = max(1, every)

@@ -59,6 +59,12 @@ COLD_RATE = 0.05
 HUB_SET = 64
 # link nearness: a sibling k places away gets the page's label x NEAR_DECAY ** (k - 1)
 NEAR_DECAY = 0.7
+# a page's keyword match (SMART ltc cosine) that makes it a full label: matches are small numbers
+KEYWORD_SCALE = 0.02
+# the exploration bonus: the host's share of it (the rest is the directory's)
+EXPLORE_SPLIT = 0.5
+# hashed word features: 2 ** FEATURE_BITS columns
+FEATURE_BITS = 18
 MAX_FETCHING = 10_000  # URLs handed out and not yet reported (a page per request in flight)
 # FOCUS_LEARN_RERANK's default: the frontier is re-ranked whole up to this many queued links,
 # so an ordinary crawl's order is the full re-rank's

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ...config import LearnedOptions
 from ..fingerprints import fingerprint
 from ..frontier.protocol import Capabilities, Link, Ready
 from ..frontier.queues import Entry, Key
@@ -24,11 +25,12 @@ from .bandit import HostBandit
 from .defaults import (
     BANDIT_BACKLINKS,
     EARNED_OPTIMISM,
+    EXPLORE_SPLIT,
+    FEATURE_BITS,
+    KEYWORD_SCALE,
     MAX_FETCHING,
     PARENT,
     PARENT_EXPERT,
-    RERANK_BATCH,
-    RERANK_MAX,
 )
 from .insight import learned_insight
 from .profile import PageDigest
@@ -55,62 +57,44 @@ class Learned(QueueFrontier):
     # waiting a little for the best finds more relevant pages per page fetched
     default_slack = 0.5
 
-    def __init__(
-        self,
-        *,
-        keywords: Any = (),
-        relevant_score: float = 0.1,
-        learn_every: int = 25,
-        explore: float | None = None,
-        discount: float = 0.5,
-        profile_score: float | None = None,
-        keyword_scale: float = 0.02,
-        explore_split: float = 0.5,
-        explore_hosts: float | None = None,
-        bits: int = 18,
-        memory: int = 5000,
-        sibling: float = 2.0,
-        sibling_window: int | None = None,
-        hub: float | None = None,
-        examples: bool | None = None,
-        rerank_max: int = RERANK_MAX,
-        rerank_batch: int = RERANK_BATCH,
-        parent_expert: bool = PARENT_EXPERT,
-        earned_optimism: bool = EARNED_OPTIMISM,
-        bandit_backlinks: bool = BANDIT_BACKLINKS,
-        **kw: Any,
-    ) -> None:
+    def __init__(self, *, keywords: Any = (), options: LearnedOptions | None = None,
+                 **kw: Any) -> None:
+        """``options``: the learned order's (:class:`focuscrawl.config.LearnedOptions`, the
+        settings' declared defaults when None); ``kw``: the options every order takes."""
         super().__init__(**kw)
         if not keywords:
             raise ValueError("the learned strategy needs the topic's keywords")
-        self.every = max(1, learn_every)
+        o = options if options is not None else LearnedOptions()
+        self.options = o
+        self.every = max(1, o.learn_every)
         # the seeds are on-topic examples: the user says so (True, False) or the order decides
         # from the seeds' pages (None; :mod:`.seeds`)
-        self.seeds = SeedVerdict(examples, relevant_score)
-        options, self.auto_options = starting_options(examples, {
-            "explore": explore, "profile_score": profile_score, "hub": hub,
-            "sibling_window": sibling_window, "explore_hosts": explore_hosts})
-        self.window = window = max(0, int(options["sibling_window"]))
+        self.seeds = SeedVerdict(o.examples, o.relevant_score)
+        started, self.auto_options = starting_options(o.examples, {
+            "explore": o.explore, "profile_score": o.profile_score, "hub": o.hub,
+            "sibling_window": o.sibling_window, "explore_hosts": o.explore_hosts})
+        self.window = window = max(0, int(started["sibling_window"]))
         # a link to a URL queued may be counted unbuilt (only_counts): the scheduler registers
         # the counting answer for the spider once, if it can ever count (with link nearness
         # too: the spider's check places every link it drops, :meth:`ignores`)
         self.counts_inlinks = not self.max_buffer
-        self.scorer = Scorer(keywords, bits=bits, explore=options["explore"],
-                             explore_split=explore_split, hub=options["hub"], sibling=sibling,
-                             parent_expert=parent_expert)
-        self.bandit = HostBandit(options["explore_hosts"], self.queues, self.scorer,
-                                 self.round_robin, earned=earned_optimism,
-                                 backlinks=bandit_backlinks)
+        self.scorer = Scorer(keywords, bits=FEATURE_BITS, explore=started["explore"],
+                             explore_split=EXPLORE_SPLIT, hub=started["hub"], sibling=o.sibling,
+                             parent_expert=_switch(o.parent_expert, PARENT_EXPERT))
+        self.bandit = HostBandit(started["explore_hosts"], self.queues, self.scorer,
+                                 self.round_robin,
+                                 earned=_switch(o.earned_optimism, EARNED_OPTIMISM),
+                                 backlinks=_switch(o.bandit_backlinks, BANDIT_BACKLINKS))
         self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
-                               relevant_score=relevant_score, keyword_scale=keyword_scale,
-                               profile_score=options["profile_score"], discount=discount,
-                               memory=max(100, memory), window=window)
+                               relevant_score=o.relevant_score, keyword_scale=KEYWORD_SCALE,
+                               profile_score=started["profile_score"], discount=o.discount,
+                               memory=max(100, o.memory), window=window)
         # until the verdict, parents are areas and links keep their places: hub evidence and
         # link nearness may yet count (asked per outlink: an attribute the verdict updates)
         deciding = self.seeds.pending
         self.scorer.hub_areas = bool(self.scorer.hub) or deciding and "hub" in self.auto_options
         self.keeps_places = bool(window) or deciding and "sibling_window" in self.auto_options
-        self.reranker = Reranker(self, rerank_max=rerank_max, rerank_batch=rerank_batch)
+        self.reranker = Reranker(self, rerank_max=o.rerank_max, rerank_batch=o.rerank_batch)
         self.pending: list[tuple[Entry, int]] = []  # links found, not scored yet
         self.fetching: dict[str, int] = {}  # URL handed out -> its example's slot
         self._digest: PageDigest | None = None
@@ -472,3 +456,8 @@ class Learned(QueueFrontier):
                 "host_bandit_picks": self.bandit.picks,
                 "host_bandit_backlink_picks": self.bandit.backlink_picks,
                 **({} if verdict is None else {"seeds_are_examples": int(verdict)})}
+
+
+def _switch(value: bool | None, default: bool) -> bool:
+    """A research switch: None (the setting unset) is its current default."""
+    return default if value is None else value

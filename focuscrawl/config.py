@@ -16,10 +16,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-# Scopes: who applies an option's default.  "project": the project's settings module
-# (settings/__init__.py); "addon": focuscrawl.seam.addon.FocusCrawl in another project;
-# "distributed": settings/distributed.py and focuscrawl.distributed.addon.Distributed.
-FOCUS = frozenset({"project", "addon"})
+# Scopes: who applies an option's default.  "addon": focuscrawl.seam.addon.FocusCrawl, in this
+# project (settings/ enables it) as in any other: everything focuscrawl needs; "project": this
+# project's settings module only (its own choices, or read before any add-on is loaded);
+# "distributed": focuscrawl.distributed.addon.Distributed (settings/distributed.py enables it).
+FOCUS = frozenset({"addon"})
 PROJECT = frozenset({"project"})
 DISTRIBUTED = frozenset({"distributed"})
 KINDS = ("bool", "int", "float", "str", "list", "dict", "float?", "int?", "bool?", "any")
@@ -65,14 +66,19 @@ USER = "user"  # _declare(..., tier=USER): a setting in the README's table
 
 
 # -- declarations ------------------------------------------------------------------------------
+#: http(s) downloads: Scrapy's handler without Twisted's silent re-send of a request whose
+#: kept-alive connection dropped (behind the politeness)
+HTTP_HANDLER = "focuscrawl.seam.http.HTTPDownloadHandler"
+_FEEDS = "focuscrawl.seam.output.feeds."
+
 G = _group("Scrapy settings focuscrawl sets",
-           "Applied by the project and by the add-on (explicit project values win): the "
-           "scheduler, and Scrapy's own limits that would fight per-server politeness.")
+           "Applied by the add-on (the project's settings enable it; an explicit value wins): "
+           "the scheduler, Scrapy's own limits that would fight per-server politeness, the "
+           "download handlers and the crash-safe feeds. A dict is merged: an entry the project "
+           "names itself wins.")
 _declare(G, "SCHEDULER", "str", "focuscrawl.seam.scheduler.FocusScheduler",
          "The focused frontier with per-server politeness.",
          distributed="focuscrawl.distributed.scheduler.RedisFocusScheduler")
-_declare(G, "COMMANDS_MODULE", "str", "focuscrawl.seam.commands",
-         "`scrapy crawl` exits 1 when the crawl cannot start.")
 _declare(G, "CONCURRENT_REQUESTS_PER_DOMAIN", "int", 32,
          "Scrapy's per-domain slots are never the bottleneck: focuscrawl limits per server.")
 _declare(G, "DOWNLOAD_DELAY", "float", 0,
@@ -82,6 +88,29 @@ _declare(G, "AUTOTHROTTLE_ENABLED", "bool", False,
 _declare(G, "ROBOTSTXT_OBEY", "bool", False,
          "Scrapy's robots.txt middleware lets requests through while robots.txt loads; "
          "focuscrawl's own (FOCUS_ROBOTSTXT_OBEY) holds them.")
+_declare(G, "DOWNLOAD_TIMEOUT", "float", 10,
+         "Pant et al.'s 10 s per page; distributed, also how long a dead worker's request "
+         "holds its server.")
+_declare(G, "DOWNLOAD_MAXSIZE", "int", 32 * 1024 * 1024,
+         "A bigger body (a gzip bomb, inflated) is dropped: memory stays bounded "
+         "(FOCUS_MAX_PAGE_BYTES truncates pages first).")
+_declare(G, "DOWNLOAD_WARNSIZE", "int", 4 * 1024 * 1024, "Log pages announcing more than this.")
+_declare(G, "DOWNLOAD_HANDLERS", "dict",
+         {"http": HTTP_HANDLER, "https": HTTP_HANDLER,
+          "file": None, "s3": None, "ftp": None, "data": None},
+         "http(s) through HTTP_HANDLER; no other scheme is fetched (a link or redirect to "
+         "file:, ftp:, s3: or data: goes nowhere).")
+_declare(G, "FEED_STORAGES", "dict",
+         {"": _FEEDS + "SafeFileFeedStorage", "file": _FEEDS + "SafeFileFeedStorage"},
+         "Local feeds crash-safe: a torn line cut and pages already written skipped on "
+         "resume (focuscrawl.seam.output.feeds).")
+_declare(G, "FEED_EXPORTERS", "dict",
+         {"jsonlines": _FEEDS + "SafeJsonLinesExporter", "jsonl": _FEEDS + "SafeJsonLinesExporter",
+          "jl": _FEEDS + "SafeJsonLinesExporter"},
+         "JSON lines written one whole line per write, so a kill -9 loses no page written.")
+_declare(G, "COMMANDS_MODULE", "str", "focuscrawl.seam.commands",
+         "The project's `crawl` command names the spider in its usage line (read before any "
+         "add-on loads, so the project sets it).", scope=PROJECT)
 _declare(G, "CONCURRENT_ITEMS", "int", 16,
          "Tasks per response's output (Scrapy: 100); the item pipeline never waits, so a few "
          "are as fast and cost less CPU.", scope=PROJECT | DISTRIBUTED)
@@ -357,8 +386,8 @@ _declare(G, "FOCUS_NEAR_DUPLICATES_THRESHOLD", "float", 0.9,
          "The estimated Jaccard similarity of two main texts' 5-word shingles from which one "
          "is a near-copy of the other.")
 
-G = _group("Distributed (Redis)", "Set by settings/distributed.py and the Distributed add-on: "
-           "one crawl shared by many workers through Redis (focuscrawl.distributed).")
+G = _group("Distributed (Redis)", "Set by the Distributed add-on (settings/distributed.py "
+           "enables it): one crawl shared by many workers through Redis (focuscrawl.distributed).")
 _declare(G, "REDIS_URL", "str", "redis://127.0.0.1:6379/0",
          "The crawl's Redis server (as scrapy-redis reads it); every worker uses the same.",
          scope=DISTRIBUTED, tier=USER)
@@ -397,11 +426,7 @@ _declare(G, "FEED_URI_PARAMS", "str", "focuscrawl.distributed.connection.feed_ur
          "Adds %(worker)s to feed URIs: each worker writes its own file.", scope=DISTRIBUTED)
 del G
 
-#: http(s) downloads, the project's and the add-on's: Scrapy's handler without Twisted's
-#: silent re-send of a request whose kept-alive connection dropped (behind the politeness)
-HTTP_HANDLER = "focuscrawl.seam.http.HTTPDownloadHandler"
-
-#: The focuscrawl components the project and the add-on switch on, with their order.
+#: The focuscrawl components the add-on switches on, with their order.
 COMPONENTS: dict[str, dict[str, int]] = {
     "DOWNLOADER_MIDDLEWARES": {
         # before robots.txt is fetched for a private host
@@ -484,9 +509,15 @@ def defaults(scope: str, *, distributed: bool = False) -> dict[str, Any]:
 
 
 def project_defaults() -> dict[str, Any]:
-    """What the project's settings module takes from here: every FOCUS_* default, the Scrapy
-    settings focuscrawl sets, and the component dicts."""
-    values = defaults("project")
+    """What the project's settings module takes from here: its own choices (the rest comes
+    from the add-on it enables)."""
+    return defaults("project")
+
+
+def addon_defaults() -> dict[str, Any]:
+    """What the add-on applies: every FOCUS_* default, the Scrapy settings focuscrawl sets,
+    and the component dicts."""
+    values = defaults("addon")
     values.update({name: dict(paths) for name, paths in COMPONENTS.items()})
     return values
 

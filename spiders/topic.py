@@ -45,8 +45,6 @@ from focuscrawl.seam.output.items import (
     PageItem,
 )
 from focuscrawl.seam.records import is_html, request_key
-from focuscrawl.seam.render import configure_rendering, spider_mode
-from focuscrawl.seam.replay import configure_replay
 from focuscrawl.seam.revisit import Kept, Revisits
 from focuscrawl.seam.services import FocusServices, KnownUrls
 from focuscrawl.seam.signals import START_ERROR_STAT
@@ -56,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 class TopicSpider(scrapy.Spider):
     name = "topic"
+    #: without -o/-O (or FEEDS) the pages still go to FOCUS_DEFAULT_FEED (the add-on sees this)
+    focus_default_feed = True
 
     def __init__(
         self,
@@ -103,22 +103,10 @@ class TopicSpider(scrapy.Spider):
         return self.focus_arguments.error
 
     @classmethod
-    def update_settings(cls, settings: Any) -> None:
-        """A crawl without -o/-O (or FEEDS) still leaves its pages in a JSON-lines file."""
-        super().update_settings(settings)
-        configure_replay(settings)  # -s FOCUS_REPLAY=repo.warc.gz: the virtual crawler
-        default = settings.get("FOCUS_DEFAULT_FEED")
-        if default and not settings.getdict("FEEDS"):
-            settings.set("FEEDS", {default: {"format": "jsonlines"}}, priority="spider")
-
-    @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._configure()
         crawler.signals.connect(spider._save_state, signal=signals.spider_closed)
-        # render=js / FOCUS_RENDER_DOMAINS: install the browser download handler (settings are
-        # not frozen yet); with rendering off this changes nothing and no browser starts
-        configure_rendering(crawler.settings, spider_mode(spider))
         return spider
 
     def _configure(self) -> None:

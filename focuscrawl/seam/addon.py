@@ -1,19 +1,20 @@
-"""The focuscrawl Scrapy add-on: the focused scheduler and its components in any Scrapy project.
+"""The focuscrawl Scrapy add-on: the one way focuscrawl is switched on, in any Scrapy project.
 
-    # settings.py of any Scrapy project
-    ADDONS = {"focuscrawl.seam.addon.FocusCrawl": 0}
+    # settings.py of any Scrapy project (focuscrawl's own settings/ says the same)
+    ADDONS = {"focuscrawl.addon.FocusCrawl": 0}
 
-switches on what focuscrawl's own project switches on -- ``FocusScheduler`` (and any other
-setting naming a focuscrawl class), every ``focuscrawl.*`` downloader/spider middleware, item
-pipeline and extension, every ``FOCUS_*`` default and the Scrapy settings that would fight
-focuscrawl's politeness (a second delay, a second per-domain cap, a throttle, a second
-robots.txt check), and the http(s) download handler that re-sends nothing behind the
-politeness (unless the project names its own) -- taken from ``focuscrawl.config``, as the
-project's own settings module does, so that the add-on and the project never disagree.
-Everything is set at Scrapy's ``addon`` priority: a value the project's settings, a spider or
-``-s`` gives explicitly wins, and a component the project maps to ``None`` stays off.
-JavaScript rendering is switched on exactly as in the project (``FOCUS_RENDER``,
-``FOCUS_RENDER_DOMAINS``, ``-a render=js``).
+applies everything focuscrawl needs, from ``focuscrawl.config``: ``FocusScheduler``, every
+focuscrawl downloader/spider middleware, item pipeline and extension, every ``FOCUS_*``
+default, the Scrapy settings that would fight focuscrawl's politeness (a second delay, a second
+per-domain cap, a throttle, a second robots.txt check), the download handlers (http(s) by the
+handler that re-sends nothing behind the politeness, no other scheme) and the crash-safe feeds
+(JSON lines, Parquet).  Everything is set at Scrapy's ``addon`` priority: a value the project's
+settings, a spider or ``-s`` gives explicitly wins, a component the project maps to ``None``
+stays off, and in a dict setting (``DOWNLOAD_HANDLERS``, ``FEED_EXPORTERS``, ...) an entry the
+project names itself wins over ours.  JavaScript rendering (``FOCUS_RENDER``,
+``FOCUS_RENDER_DOMAINS``, ``-a render=js``), replay (``FOCUS_REPLAY``) and the default feed of a
+spider that asks for one (``focus_default_feed = True``: the topic spider) are configured here
+too, once the spider exists (Scrapy builds it before it loads add-ons).
 """
 
 from __future__ import annotations
@@ -36,23 +37,39 @@ logger = logging.getLogger(__name__)
 
 SCHEDULER: str = config.default("SCHEDULER")
 COMPONENT_SETTINGS = tuple(config.COMPONENTS)
+DICT_SETTINGS = tuple(name for name, option in config.OPTIONS.items()
+                      if option.kind == "dict" and "addon" in option.scope)
 
 
 def focus_defaults() -> dict[str, Any]:
     """The settings the add-on applies: name -> value (component dicts: focuscrawl's).
 
-    Every ``FOCUS_*`` default, the Scrapy settings focuscrawl needs (``SCHEDULER``,
-    ``DOWNLOAD_DELAY``, ...) and the component dicts, all from ``focuscrawl.config``:
-    the project's settings module takes the same, and no module named ``settings`` is read
-    (in a user's project that name is their own).
+    All from ``focuscrawl.config``; no module named ``settings`` is read (in a user's project
+    that name is their own).
     """
-    values = config.defaults("addon")
-    values.update({name: dict(paths) for name, paths in config.COMPONENTS.items()})
-    return values
+    return config.addon_defaults()
+
+
+def merge_dict_setting(settings: BaseSettings, name: str, ours: dict[str, Any]) -> None:
+    """``name`` = ours, with every entry given explicitly (project, spider, ``-s``) kept."""
+    merged = {**ours, **settings.getdict(name)}
+    priority = max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["addon"])
+    settings.set(name, merged, priority=priority)
+
+
+def apply_default_feed(settings: BaseSettings, spidercls: type | None) -> None:
+    """A spider that asks for it writes JSON lines to FOCUS_DEFAULT_FEED when the crawl names
+    no feed (-o/-O/FEEDS); called again by the distributed add-on with its own file name."""
+    if not getattr(spidercls, "focus_default_feed", False):
+        return
+    if (settings.getpriority("FEEDS") or 0) > SETTINGS_PRIORITIES["addon"]:
+        return  # the crawl names its feeds (-o, -O, FEEDS), even none
+    path = config.get(settings, "FOCUS_DEFAULT_FEED")
+    settings.set("FEEDS", {path: {"format": "jsonlines"}} if path else {}, priority="addon")
 
 
 class FocusCrawl:
-    """``ADDONS = {"focuscrawl.seam.addon.FocusCrawl": 0}``: see the module docstring."""
+    """``ADDONS = {"focuscrawl.addon.FocusCrawl": 0}``: see the module docstring."""
 
     def __init__(self, crawler: Crawler | None = None) -> None:
         self.crawler = crawler
@@ -66,19 +83,22 @@ class FocusCrawl:
             if name in COMPONENT_SETTINGS:
                 for path, order in value.items():
                     settings.setdefault_in_component_priority_dict(name, load_object(path), order)
+            elif name in DICT_SETTINGS:
+                merge_dict_setting(settings, name, value)
             else:
                 settings.set(name, value, priority="addon")
-        handlers = settings.getdict("DOWNLOAD_HANDLERS")
-        for scheme in ("http", "https"):
-            handlers.setdefault(scheme, config.HTTP_HANDLER)  # a project's own one is kept
-        priority = max(settings.getpriority("DOWNLOAD_HANDLERS") or 0,
-                       SETTINGS_PRIORITIES["addon"])
-        settings.set("DOWNLOAD_HANDLERS", handlers, priority=priority)
         scheduler = settings.get("SCHEDULER")
         if load_object(scheduler) is not load_object(SCHEDULER):
             logger.warning("focuscrawl add-on: SCHEDULER is %s, set explicitly; the focused "
                            "frontier and per-server politeness are off", scheduler)
-        # the spider already exists (Scrapy builds it before it loads add-ons): its -a render
-        spider = getattr(self.crawler, "spider", None) if self.crawler is not None else None
-        configure_rendering(settings, spider_mode(spider))
-        configure_replay(settings)  # FOCUS_REPLAY: answer from a WARC, as the topic spider does
+        crawler = self.crawler
+        spider = getattr(crawler, "spider", None) if crawler is not None else None
+        configure_rendering(settings, spider_mode(spider))  # -a render=js, FOCUS_RENDER*
+        configure_replay(settings)  # FOCUS_REPLAY: answer from a WARC
+        apply_default_feed(settings, getattr(crawler, "spidercls", None))
+
+
+def enabled(settings: BaseSettings) -> bool:
+    """Whether ``ADDONS`` switches FocusCrawl on."""
+    return any(order is not None and load_object(path) is FocusCrawl
+               for path, order in settings.getdict("ADDONS").items())

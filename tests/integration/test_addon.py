@@ -7,7 +7,6 @@ and reads the crawl's stats and the server's access log.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -35,38 +34,34 @@ def components(settings: Settings, name: str) -> dict:
     return {load_object(k): v for k, v in settings.getdict(name).items()}
 
 
-def project_module() -> ModuleType:
-    return importlib.import_module("settings")
-
-
-def test_applies_what_the_project_settings_module_lists() -> None:
+def test_applies_what_config_declares_http_by_focuscrawls_handler() -> None:
+    """(The project's own settings are this add-on: tests/unit/test_activation.py.)"""
     settings = Settings()  # Scrapy's defaults: a project that has not configured anything
     FocusCrawl().update_settings(settings)
-    project = project_module()
-    assert settings["SCHEDULER"] == project.SCHEDULER == "focuscrawl.seam.scheduler.FocusScheduler"
-    focus_names = [n for n in dir(project) if n.startswith("FOCUS_")]
-    assert focus_names and all(settings[n] == getattr(project, n) for n in focus_names)
+    assert settings["SCHEDULER"] == "focuscrawl.seam.scheduler.FocusScheduler"
+    focus_names = [n for n in focus_defaults() if n.startswith("FOCUS_")]
     assert all(settings.getpriority(n) == 15 for n in focus_names)  # Scrapy's "addon" priority
-    naming_ours = [n for n in dir(project) if n.isupper()
-                   and str(getattr(project, n)).startswith("focuscrawl.")]
-    assert "SCHEDULER" in naming_ours
-    assert all(settings[n] == getattr(project, n) for n in naming_ours)
-    for name in ("DOWNLOADER_MIDDLEWARES", "SPIDER_MIDDLEWARES", "ITEM_PIPELINES", "EXTENSIONS"):
-        ours = {load_object(k): v for k, v in (getattr(project, name, None) or {}).items()
-                if k.startswith("focuscrawl.")}
-        assert ours.items() <= components(settings, name).items(), name
     assert load_object("focuscrawl.seam.middlewares.politeness.PolitenessMiddleware") in components(
         settings, "DOWNLOADER_MIDDLEWARES")
     # the extension every focuscrawl component takes its shared parts from
     services = load_object("focuscrawl.seam.services.FocusServices")
     assert services in components(settings, "EXTENSIONS")
-    assert settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN") == (
-        project.CONCURRENT_REQUESTS_PER_DOMAIN)
     assert PLAYWRIGHT_HANDLER not in settings.getdict("DOWNLOAD_HANDLERS").values()  # no browser
-    # http(s) downloads by the handler that re-sends nothing behind the politeness, as in the
-    # project
     handlers = settings.getdict("DOWNLOAD_HANDLERS")
-    assert handlers["http"] == handlers["https"] == project.DOWNLOAD_HANDLERS["http"]
+    assert handlers["http"] == handlers["https"] == "focuscrawl.seam.http.HTTPDownloadHandler"
+    assert settings.getdict("FEED_EXPORTERS")["jsonlines"].endswith("SafeJsonLinesExporter")
+
+
+def test_a_projects_own_handler_and_exporter_are_kept() -> None:
+    settings = Settings({"DOWNLOAD_HANDLERS": {"https": "theirs.Handler", "s3": "theirs.S3"},
+                         "FEED_EXPORTERS": {"jsonlines": "theirs.Exporter"}}, priority="project")
+    FocusCrawl().update_settings(settings)
+    handlers = settings.getdict("DOWNLOAD_HANDLERS")
+    assert handlers["https"] == "theirs.Handler" and handlers["s3"] == "theirs.S3"
+    assert handlers["http"].endswith("HTTPDownloadHandler") and handlers["file"] is None
+    exporters = settings.getdict("FEED_EXPORTERS")
+    assert exporters["jsonlines"] == "theirs.Exporter"
+    assert exporters["jl"].endswith("SafeJsonLinesExporter")
 
 
 def test_the_projects_own_values_win() -> None:

@@ -183,13 +183,13 @@ def test_the_page_needs_no_network() -> None:
 
 def test_off_by_default_and_on_in_the_project_and_the_addon() -> None:
     from focuscrawl.seam.addon import focus_defaults
+    from focuscrawl.seam.watch.dashboard import Dashboard
+    from tests.support.project import crawl_settings
 
-    s = Settings()
-    s.setmodule("settings", priority="project")
+    s = crawl_settings()  # the project's settings: the add-on
     assert s.get("FOCUS_DASHBOARD") == ""
-    path = "focuscrawl.seam.watch.dashboard.Dashboard"
-    assert path in s.getdict("EXTENSIONS")
-    assert path in focus_defaults()["EXTENSIONS"]
+    assert Dashboard in s.getdict("EXTENSIONS")
+    assert "focuscrawl.seam.watch.dashboard.Dashboard" in focus_defaults()["EXTENSIONS"]
 
 
 def watch(url: str) -> int:

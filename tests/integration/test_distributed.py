@@ -435,11 +435,17 @@ def test_bloom_filter_seen_set(redis_server):
 
 
 def test_the_addon_switches_like_the_settings_module():
-    via_addon = Settings()
-    via_addon.setmodule("settings", priority="project")
-    Distributed().update_settings(via_addon)
-    module = Settings()
-    module.setmodule("settings.distributed", priority="project")
+    """A Scrapyd job's ``-s ADDONS`` names the distributed add-on alone: its worker has the
+    parts of ``settings.distributed`` (every setting: tests/unit/test_activation.py)."""
+    from tests.support.project import crawl_settings
+
+    job = Settings()
+    job.setmodule("settings", priority="project")
+    job.set("ADDONS", {"focuscrawl.distributed.addon.Distributed": 10}, priority="cmdline")
+    via_addon = crawl_settings(job)
+    project = Settings()
+    project.setmodule("settings.distributed", priority="project")
+    module = crawl_settings(project)
 
     def middlewares(s: Settings, name: str = "DOWNLOADER_MIDDLEWARES") -> dict[Any, Any]:
         return {load_object(k): v for k, v in s.getdict(name).items() if v is not None}

@@ -240,8 +240,11 @@ async def test_an_aborted_fetch_gives_the_lease_to_the_next_worker(redis_server)
 
 
 def test_the_cluster_robots_middleware_takes_the_single_ones_place():
-    module = Settings()
-    module.setmodule("settings.distributed", priority="project")
+    from tests.support.project import crawl_settings
+
+    project = Settings()
+    project.setmodule("settings.distributed", priority="project")
+    module = crawl_settings(project)
     via_addon = Settings()
     FocusCrawl().update_settings(via_addon)
     Distributed().update_settings(via_addon)

@@ -22,6 +22,18 @@ def project_settings(**overrides: Any) -> Settings:
     return s
 
 
+def crawl_settings(settings: Settings | None = None, spider: Any = None) -> Settings:
+    """The settings a crawl of ``spider`` (the topic spider) runs with: the project's (or
+    ``settings``) once Scrapy has applied the spider's and the add-ons' own."""
+    from scrapy.crawler import Crawler
+
+    if spider is None:
+        from spiders.topic import TopicSpider as spider
+    crawler = Crawler(spider, settings if settings is not None else project_settings())
+    crawler.addons.load_settings(crawler.settings)
+    return crawler.settings
+
+
 #: the extension that owns the crawl's shared parts (focuscrawl.seam.services), for a bare
 #: get_crawler() whose focuscrawl components are built by hand
 SERVICES: dict[str, Any] = {"EXTENSIONS": {"focuscrawl.seam.services.FocusServices": 0}}

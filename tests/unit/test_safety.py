@@ -12,7 +12,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.seam.middlewares.safety import PrivateAddressMiddleware, host_reason, parse_ip
-from tests.support.project import project_settings
+from tests.support.project import crawl_settings
 
 
 @pytest.mark.parametrize("host,reason", [
@@ -41,7 +41,7 @@ def test_parse_ip_reads_what_a_resolver_reads():
 
 
 def test_telnet_and_remote_control_are_off():
-    s = project_settings()
+    s = crawl_settings()
     assert s.getbool("TELNETCONSOLE_ENABLED") is False
     assert s.getbool("REMOTE_CONTROL_ENABLED") is False
     handlers = s.getdict("DOWNLOAD_HANDLERS")

@@ -33,7 +33,9 @@ from focuscrawl.seam.arguments import (
     ArgumentError,
     CrawlArguments,
     SpiderArguments,
+    declared_arguments,
     parse_arguments,
+    unknown_argument,
 )
 from focuscrawl.seam.examples import ExamplePages
 from focuscrawl.seam.meta import LINK, ORDER
@@ -75,6 +77,9 @@ class TopicSpider(scrapy.Spider):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        # a typo (-a max_page=5) is refused like a bad value; a subclass's own arguments are not
+        known = declared_arguments(type(self), TopicSpider)
+        self.unknown_argument = unknown_argument(kwargs, known)
         # what focuscrawl's components read of this spider (focuscrawl.seam.arguments)
         self.focus_arguments = SpiderArguments(raw={
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
@@ -123,6 +128,8 @@ class TopicSpider(scrapy.Spider):
         if raw["negatives"] is None and config.get(s, "FOCUS_NEGATIVE_URLS"):
             raw["negatives"] = config.get(s, "FOCUS_NEGATIVE_URLS")
         try:
+            if self.unknown_argument:
+                raise ArgumentError(self.unknown_argument)
             args = parse_arguments(**raw)
             if not args.seeds:
                 raise ArgumentError("no seed URLs: give -a seeds=URL[,URL...] or a file of URLs")

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +56,53 @@ def arguments_of(spider: Any) -> SpiderArguments | None:
     """The arguments ``spider`` published, or None (no spider, or another project's)."""
     value = getattr(spider, ATTRIBUTE, None)
     return value if isinstance(value, SpiderArguments) else None
+
+
+#: spider attributes Scrapy's own components read (``-a user_agent=...`` sets one), besides the
+#: arguments of ``Spider.__init__`` (``name``); Scrapyd's ``_job`` and any ``_``-prefixed
+#: argument a scheduling tool adds are let through too
+SCRAPY_ARGUMENTS = frozenset({
+    "user_agent", "http_user", "http_pass", "http_auth_domain", "download_timeout",
+    "download_maxsize", "download_warnsize", "download_delay", "max_concurrent_requests",
+    "handle_httpstatus_list"})
+#: an argument of another crawler a user may try, and ours that does its job
+INSTEAD = {"start_urls": "seeds"}
+
+
+def declared_arguments(spidercls: type, base: type) -> set[str]:
+    """The arguments ``spidercls`` accepts by name: every ``__init__`` parameter in its class
+    hierarchy, and the class attributes its own subclasses of ``base`` declare (Scrapy's idiom:
+    a class attribute as the default, ``-a name=value`` to override it)."""
+    names: set[str] = set()
+    for klass in spidercls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            try:
+                parameters = inspect.signature(init).parameters.values()
+            except (TypeError, ValueError):  # a builtin's: nothing by name
+                continue
+            names.update(p.name for p in parameters if p.name != "self" and p.kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+        if klass is not base and issubclass(klass, base):
+            names.update(n for n, v in vars(klass).items()
+                         if not n.startswith("_") and not callable(v)
+                         and not isinstance(v, (classmethod, staticmethod, property)))
+    return names
+
+
+def unknown_argument(given: Iterable[str], known: Iterable[str]) -> str | None:
+    """One line about the first argument not in ``known`` (nor Scrapy's, nor ``_``-prefixed),
+    naming the closest known one; None when every argument is known."""
+    choices = sorted(set(known) - {"self"})
+    for name in given:
+        if name in choices or name in SCRAPY_ARGUMENTS or name.startswith("_"):
+            continue
+        close = INSTEAD.get(name) or next(iter(
+            difflib.get_close_matches(name, choices, n=1, cutoff=0.6)), None)
+        if close:
+            return f"unknown argument {name!r}; did you mean {close}?"
+        return f"unknown argument {name!r}; the arguments are: {', '.join(choices)}"
+    return None
 
 
 def _int(name: str, value: Any, minimum: int) -> int:

@@ -313,6 +313,8 @@ def test_the_question_about_a_link_carries_its_anchor_and_context():
     ({"keywords": "regex"}, "no seed URLs"),
     ({"keywords": "regex", "seeds": "http://a.test/", "strategy": "dfs"}, "unknown strategy"),
     ({"keywords": "regex", "seeds": "http://a.test/", "max_pages": "many"}, "must be an integer"),
+    ({"keywords": "regex", "seeds": "http://a.test/", "max_page": "5"},
+     "unknown argument 'max_page'; did you mean max_pages?"),
 ])
 @pytest_twisted.ensureDeferred
 async def test_argument_errors_stop_the_crawl_at_start(args, message):
@@ -323,10 +325,15 @@ async def test_argument_errors_stop_the_crawl_at_start(args, message):
     assert "downloader/request_count" not in result.stats
 
 
-def test_argument_error_is_one_line_on_the_command_line(tmp_path):
+@pytest.mark.parametrize("argument, message", [
+    ("keywords=", "focuscrawl: keywords are required"),
+    ("max_page=5", "focuscrawl: unknown argument 'max_page'; did you mean max_pages?"),
+])
+def test_argument_error_is_one_line_on_the_command_line(tmp_path, argument, message):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    keywords = [] if argument.startswith("keywords=") else ["-a", "keywords=x"]
     proc = subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", "keywords=",
+        [sys.executable, "-m", "scrapy", "crawl", "topic", *keywords, "-a", argument,
          "-a", "seeds=http://a.test/", "-s", "LOG_LEVEL=ERROR",
          # the default feed (no -o) in this test's directory, not the tree's output/
          "-s", f"FOCUS_DEFAULT_FEED={tmp_path / 'output' / '%(name)s-%(time)s.jsonl'}"],
@@ -334,7 +341,7 @@ def test_argument_error_is_one_line_on_the_command_line(tmp_path):
     )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, proc.stderr
-    assert "focuscrawl: keywords are required" in lines[0]
+    assert message in lines[0]
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1  # a crawl that cannot start does not report success
 

@@ -106,8 +106,9 @@ _declare(G, "FEED_STORAGES", "dict",
          "resume (focuscrawl.seam.output.feeds).")
 _declare(G, "FEED_EXPORTERS", "dict",
          {"jsonlines": _FEEDS + "SafeJsonLinesExporter", "jsonl": _FEEDS + "SafeJsonLinesExporter",
-          "jl": _FEEDS + "SafeJsonLinesExporter"},
-         "JSON lines written one whole line per write, so a kill -9 loses no page written.")
+          "jl": _FEEDS + "SafeJsonLinesExporter", "parquet": _FEEDS + "ParquetItemExporter"},
+         "JSON lines written one whole line per write (a kill -9 loses no page written); Parquet "
+         "staged as such rows and written when the feed closes.")
 _declare(G, "COMMANDS_MODULE", "str", "focuscrawl.seam.commands",
          "The project's `crawl` command names the spider in its usage line (read before any "
          "add-on loads, so the project sets it).", scope=PROJECT)

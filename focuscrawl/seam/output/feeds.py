@@ -31,6 +31,7 @@ import io
 import json
 import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from scrapy.extensions.feedexport import FileFeedStorage
 from focuscrawl import config
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.output.diskfull import is_disk_full, stop_crawl
+from focuscrawl.seam.output.parquet import declared_kinds, read_rows, write_parquet
 from focuscrawl.seam.services import FocusServices
 
 if TYPE_CHECKING:
@@ -50,6 +52,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 JSONLINES_FORMATS = frozenset({"jsonlines", "jsonl", "jl"})
+PARQUET_FORMATS = frozenset({"parquet"})
+
+
+def parquet_rows_path(target: Path) -> Path:
+    """Where a Parquet feed's rows are staged while the crawl runs: ``pages.parquet`` ->
+    ``pages.parquet.rows.jsonl``, beside it (gone once the Parquet file is written)."""
+    return target.with_name(target.name + ".rows.jsonl")
 
 
 class LineFile(io.FileIO):
@@ -60,6 +69,7 @@ class LineFile(io.FileIO):
         super().__init__(path, mode)
         self.fsync = fsync
         self.focus_written = written  # URLs in the file (None: do not deduplicate)
+        self.focus_parquet: Path | None = None  # the Parquet file these rows are staged for
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
@@ -161,18 +171,23 @@ class SafeFileFeedStorage(FileFeedStorage):
         return cls(uri, feed_options=feed_options, crawler=crawler)
 
     def open(self, spider: Spider) -> IO[bytes]:
-        if self.feed_options.get("format") not in JSONLINES_FORMATS:
+        fmt = self.feed_options.get("format")
+        if fmt not in JSONLINES_FORMATS and fmt not in PARQUET_FORMATS:
             return super().open(spider)
         crawler = self.crawler
         settings = crawler.settings if crawler is not None else None
         jobdir = bool(settings and settings.get("JOBDIR"))
         services = crawler.get_extension(FocusServices) if crawler is not None else None
         resumed = services is not None and services.lifecycle.resumed
-        path = Path(self.path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        target = Path(self.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
         overwrite = self.write_mode == "wb" and not resumed
         if self.write_mode == "wb" and resumed:
-            logger.info("Resumed crawl: appending to %s instead of overwriting it", path)
+            logger.info("Resumed crawl: appending to %s instead of overwriting it", target)
+        # Parquet: the rows are staged as JSON lines beside the file (see parquet_rows_path)
+        path = parquet_rows_path(target) if fmt in PARQUET_FORMATS else target
+        if fmt in PARQUET_FORMATS and not overwrite and not path.exists() and target.exists():
+            self._stage(target, path)  # appending to a finished Parquet file: its rows first
         written: set[str] | None = set() if jobdir else None
         if not overwrite and path.exists():
             torn = repair(path)
@@ -186,7 +201,20 @@ class SafeFileFeedStorage(FileFeedStorage):
                     self._inc("focus/feed/unreadable_lines", bad)
                 self._inc("focus/feed/items_already_written", len(urls))
         fsync = bool(settings and config.get(settings, "FOCUS_FEED_FSYNC"))
-        return LineFile(str(path), "wb" if overwrite else "ab", fsync=fsync, written=written)
+        file = LineFile(str(path), "wb" if overwrite else "ab", fsync=fsync, written=written)
+        if fmt in PARQUET_FORMATS:
+            file.focus_parquet = target
+        return file
+
+    @staticmethod
+    def _stage(parquet: Path, rows: Path) -> None:
+        staging = rows.with_name(rows.name + ".tmp")
+        with open(staging, "wb") as f:
+            for row in read_rows(parquet):
+                f.write(json.dumps(row, ensure_ascii=False).encode("utf-8") + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(staging, rows)
 
     def _inc(self, key: str, count: int) -> None:
         if self.crawler is not None and self.crawler.stats is not None:
@@ -233,3 +261,43 @@ class SafeJsonLinesExporter(JsonLinesItemExporter):
             return
         if url is not None:
             written.add(url)  # type: ignore[union-attr]
+
+
+class ParquetItemExporter(SafeJsonLinesExporter):
+    """``-o pages.parquet``: rows staged as JSON lines (crash-safe, no duplicate on resume, as
+    above), the Parquet file written from them when the feed closes
+    (``focuscrawl.seam.output.parquet``: the schema rule).  On a storage other than a local
+    file (stdout, S3, FTP) the rows are staged in a temporary file and the Parquet file is
+    written to the storage's file at the end."""
+
+    def __init__(self, file: Any, *, crawler: Crawler | None = None, **kwargs: Any) -> None:
+        kwargs.pop("indent", None)  # no meaning in Parquet
+        target: Path | None = getattr(file, "focus_parquet", None)
+        self.target: Path | IO[bytes] = target if target is not None else file
+        self.rows = Path(file.name) if target is not None else None
+        if self.rows is None:  # not a local feed: a temporary rows file
+            staging = tempfile.NamedTemporaryFile(prefix="focuscrawl-", suffix=".rows.jsonl",
+                                                  delete=False)  # noqa: SIM115
+            self.rows = Path(staging.name)
+            staging.close()
+            file = LineFile(str(self.rows), "wb")
+        super().__init__(file, crawler=crawler, **kwargs)
+        self.declared: dict[str, str] = {}
+        self.classes: set[type] = set()
+
+    def export_item(self, item: Any) -> None:
+        cls = type(item)
+        if cls not in self.classes:  # a dataclass item's annotations type its columns
+            self.classes.add(cls)
+            self.declared = {**declared_kinds(cls), **self.declared}
+        super().export_item(item)
+
+    def finish_exporting(self) -> None:
+        super().finish_exporting()
+        if self.full:  # the disk filled: the rows stay staged for the resumed crawl
+            return
+        assert self.rows is not None
+        count = write_parquet(self.rows, self.target, self.declared)
+        logger.info("Parquet: %d rows in %s", count, getattr(self.target, "name", self.target))
+        self.file.close()
+        self.rows.unlink()  # the Parquet file has every row now

@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from types import ModuleType
 
@@ -23,6 +22,7 @@ from scrapy.utils.misc import load_object
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.addon import FocusCrawl, focus_defaults
 from focuscrawl.seam.render import PLAYWRIGHT_HANDLER
+from tests.support.project import write_project
 
 pytestmark = pytest.mark.third_party  # in the Scrapy matrix (noxfile.py)
 
@@ -150,14 +150,8 @@ def site():
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("myproject")
-    (root / "scrapy.cfg").write_text("[settings]\ndefault = myproject.settings\n")
-    (root / "myproject" / "spiders").mkdir(parents=True)
-    (root / "myproject" / "__init__.py").write_text("")
-    (root / "myproject" / "settings.py").write_text(SETTINGS_PY)
-    (root / "myproject" / "spiders" / "__init__.py").write_text("")
-    (root / "myproject" / "spiders" / "follow.py").write_text(textwrap.dedent(SPIDER_PY))
-    return root
+    return write_project(tmp_path_factory.mktemp("myproject"), "myproject", SETTINGS_PY,
+                         {"follow": SPIDER_PY})
 
 
 def log_lines(rows: list[dict]) -> str:

@@ -10,12 +10,12 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from focuscrawl.demo.webserver import Page, ServerProcess
+from tests.support.project import write_project
 
 pytestmark = pytest.mark.third_party  # in the Scrapy matrix (noxfile.py)
 
@@ -58,14 +58,8 @@ def site():
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("theirs")
-    (root / "scrapy.cfg").write_text("[settings]\ndefault = theirs.settings\n")
-    (root / "theirs" / "spiders").mkdir(parents=True)
-    (root / "theirs" / "__init__.py").write_text("")
-    (root / "theirs" / "settings.py").write_text(SETTINGS_PY)
-    (root / "theirs" / "spiders" / "__init__.py").write_text("")
-    (root / "theirs" / "spiders" / "three.py").write_text(textwrap.dedent(SPIDER_PY))
-    return root
+    return write_project(tmp_path_factory.mktemp("theirs"), "theirs", SETTINGS_PY,
+                         {"three": SPIDER_PY})
 
 
 def crawl(project: Path, site: ServerProcess, name: str, *settings: str

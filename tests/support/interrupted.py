@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from focuscrawl.demo.webserver import ServerProcess, read_log
 from focuscrawl.seam.output.feeds import parquet_rows_path
 from tests.support.jobdir_site import ROOT, TOPIC, line_count, read_lines
+from tests.support.project import write_project
 
 THIRD_PARTY_SETTINGS = """
 BOT_NAME = "theirs"
@@ -48,13 +48,7 @@ class FollowSpider(scrapy.Spider):
 
 def third_party_project(root: Path) -> Path:
     """A Scrapy project of someone else's: only the add-on and its own spider."""
-    (root / "scrapy.cfg").write_text("[settings]\ndefault = theirs.settings\n")
-    (root / "theirs" / "spiders").mkdir(parents=True)
-    (root / "theirs" / "__init__.py").write_text("")
-    (root / "theirs" / "settings.py").write_text(THIRD_PARTY_SETTINGS)
-    (root / "theirs" / "spiders" / "__init__.py").write_text("")
-    (root / "theirs" / "spiders" / "follow.py").write_text(textwrap.dedent(THIRD_PARTY_SPIDER))
-    return root
+    return write_project(root, "theirs", THIRD_PARTY_SETTINGS, {"follow": THIRD_PARTY_SPIDER})
 
 
 @dataclass

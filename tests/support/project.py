@@ -3,7 +3,9 @@ Scrapy crawl of the topic spider."""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from scrapy import signals
@@ -32,6 +34,19 @@ def crawl_settings(settings: Settings | None = None, spider: Any = None) -> Sett
     crawler = Crawler(spider, settings if settings is not None else project_settings())
     crawler.addons.load_settings(crawler.settings)
     return crawler.settings
+
+
+def write_project(root: Path, package: str, settings_py: str, spiders: dict[str, str]) -> Path:
+    """A throwaway Scrapy project of someone else's in ``root``: scrapy.cfg, ``package``'s
+    settings.py and one module per spider (name -> source)."""
+    (root / "scrapy.cfg").write_text(f"[settings]\ndefault = {package}.settings\n")
+    (root / package / "spiders").mkdir(parents=True)
+    (root / package / "__init__.py").write_text("")
+    (root / package / "settings.py").write_text(settings_py)
+    (root / package / "spiders" / "__init__.py").write_text("")
+    for name, source in spiders.items():
+        (root / package / "spiders" / f"{name}.py").write_text(textwrap.dedent(source))
+    return root
 
 
 #: the extension that owns the crawl's shared parts (focuscrawl.seam.services), for a bare

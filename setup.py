@@ -1,6 +1,6 @@
 """For ``scrapyd-deploy``, which builds its egg with ``python setup.py bdist_egg``.
 
-Everything else (the focuscrawl package, the demo site's data) comes from pyproject.toml; the
+Everything else (the focuscrawl package and its data files) comes from pyproject.toml; the
 installed library claims no top-level ``settings`` or ``spiders``.  The Scrapyd egg is the
 project, so only ``bdist_egg`` adds the project's own ``settings`` and ``spiders`` packages
 and the ``scrapy`` entry point naming the settings module (Scrapyd reads it).  Without this

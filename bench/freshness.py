@@ -45,7 +45,7 @@ from focuscrawl.core.refresh.freshness import weighted_freshness  # noqa: E402
 from focuscrawl.core.refresh.schedule import relevance_weight  # noqa: E402
 from focuscrawl.core.refresh.simulate import simulate  # noqa: E402
 from focuscrawl.core.relevance import Topic  # noqa: E402
-from focuscrawl.demo import SITE_DIR, TOPICS  # noqa: E402
+from focuscrawl.demo import TOPICS, ensure_site  # noqa: E402
 from focuscrawl.demo.changing import DAY, ChangeConfig, ChangingWeb  # noqa: E402
 
 POLICIES = ("ours", "uniform", "proportional", "oracle")
@@ -55,8 +55,9 @@ def site_pages(topic: Topic) -> dict[str, float]:
     """Every HTML page of the demo web -> its weight for ``topic``."""
     relevant = config.default("FOCUS_RELEVANT_SCORE")
     weights = {}
-    for path in sorted(SITE_DIR.glob("*/**/*.html")):
-        rel = path.relative_to(SITE_DIR)
+    site = ensure_site()
+    for path in sorted(site.glob("*/**/*.html")):
+        rel = path.relative_to(site)
         url = f"http://{rel.parts[0]}/{'/'.join(rel.parts[1:])}"
         page = extract(path.read_text("utf-8", "replace"), url, with_context=False)
         weights[url] = relevance_weight(topic.score_page(page.title, page.text).score, relevant)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from focuscrawl.demo import HOSTS, SITE_DIR, TOPICS, seeds
+from focuscrawl.demo import HOSTS, TOPICS, ensure_site, seeds, site_dir
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -22,11 +22,7 @@ def _serve(args: argparse.Namespace) -> int:
         serve_until_signal,
     )
 
-    if not SITE_DIR.is_dir():
-        print(f"no demo site at {SITE_DIR}: run python -m focuscrawl.demo generate",
-              file=sys.stderr)
-        return 1
-    sites = Sites(root=SITE_DIR)
+    sites = Sites(root=ensure_site())
     defaults, per_host = load_config(args.config, HostOptions(delay_ms=args.delay_ms,
                                                               jitter_ms=args.jitter_ms))
     server = WebServer(sites, options=per_host, defaults=defaults, log_path=args.log,
@@ -95,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("topics", help="print the demo topics: id, query, keywords").set_defaults(
         func=_topics)
     gp = sub.add_parser("generate", help="regenerate the site from this Python's docs")
-    gp.add_argument("--out", default=str(SITE_DIR))
+    gp.add_argument("--out", default=str(site_dir()))
     gp.set_defaults(func=_generate)
     args = ap.parse_args(argv)
     return int(args.func(args))

@@ -1,11 +1,12 @@
-"""Generate the demo web under ``focuscrawl/demo/site/`` from text Python itself ships.
+"""Generate the demo web from text Python itself ships (into :func:`focuscrawl.demo.site_dir`).
 
     python -m focuscrawl.demo.generate [--out DIR]
 
 Sources: module, class and function docstrings of the standard library (``inspect.getdoc``),
 the language-reference topics of ``pydoc_data.topics``, IDLE's NEWS/HISTORY/README files.  The
-result is committed, so the demo is the same on every Python version; run this again only to
-change the site.  Hosts (see :data:`focuscrawl.demo.HOSTS`):
+build is deterministic: the same Python and the same generator give the same bytes, so the site
+is built on first use (``focuscrawl.demo.ensure_site``) instead of shipped.  Hosts (see
+:data:`focuscrawl.demo.HOSTS`):
 
 * docs      -- /library/<module>.html per module, with member summaries, "see also" links to
                modules its text mentions, a category sidebar; /library/index.html by category.
@@ -48,7 +49,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from focuscrawl.demo import HOSTS, SEEDS, SITE_DIR, TOPICS
+from focuscrawl.demo import HOSTS, SEEDS, TOPICS, site_dir
 
 DOCS, TUT, WIKI, BLOG, NEWS, COOK, LINKS = (
     HOSTS[k] for k in ("docs", "tutorial", "wiki", "blog", "news", "cookbook", "links"))
@@ -1184,7 +1185,7 @@ def write(site: Site, out: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m focuscrawl.demo.generate",
                                  description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=str(SITE_DIR), help=f"output directory ({SITE_DIR})")
+    ap.add_argument("--out", default=str(site_dir()), help=f"output directory ({site_dir()})")
     args = ap.parse_args(argv)
     meta = write(Builder().build(), Path(args.out))
     size = sum(f.stat().st_size for f in Path(args.out).rglob("*") if f.is_file())

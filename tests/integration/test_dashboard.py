@@ -23,7 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from scrapy.settings import Settings
 
-from focuscrawl.demo import SEEDS, SITE_DIR
+from focuscrawl.demo import SEEDS, ensure_site
 from focuscrawl.demo.webserver import ServerProcess
 from focuscrawl.seam.render import CHROMIUM_ARGS, chromium_path
 from focuscrawl.seam.watch.dashboard import parse_address
@@ -112,7 +112,7 @@ def samples(metrics_text: str) -> dict[tuple[str, tuple], float]:
 
 @pytest.fixture(scope="module")
 def demo_web():
-    with ServerProcess(root=SITE_DIR) as srv:
+    with ServerProcess(root=ensure_site()) as srv:
         yield srv
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import signal
 import subprocess
@@ -17,8 +18,7 @@ from urllib.robotparser import RobotFileParser
 
 import pytest
 
-from focuscrawl.demo import HOSTS, SEEDS, SITE_DIR, TOPICS, metadata, seeds
-from focuscrawl.demo.generate import main as generate_main
+from focuscrawl.demo import DIR_VARIABLE, HOSTS, SEEDS, TOPICS, ensure_site, metadata, seeds
 from focuscrawl.demo.webserver import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,7 +108,7 @@ class Web:
 
 @pytest.fixture(scope="module")
 def web() -> Web:
-    return Web(SITE_DIR)
+    return Web(ensure_site())
 
 
 def check_well_formed(web: Web) -> dict[str, int]:
@@ -136,7 +136,7 @@ def topic_pages(web: Web, topic: dict[str, str]) -> list[str]:
 
 
 def test_size_and_shape(web: Web) -> None:
-    size = sum(f.stat().st_size for f in SITE_DIR.rglob("*") if f.is_file())
+    size = sum(f.stat().st_size for f in web.root.rglob("*") if f.is_file())
     assert size < 5_000_000
     assert 300 <= len(web.pages) <= 1500
     per_host = Counter(urlsplit(u).hostname for u in web.pages)
@@ -214,18 +214,29 @@ def test_script_and_style_junk_is_not_text(web: Web) -> None:
                for u in junk)
 
 
-def test_generator_rebuilds_a_well_formed_site(tmp_path: Path) -> None:
-    out = tmp_path / "site"
-    assert generate_main(["--out", str(out)]) == 0
-    rebuilt = Web(out)
-    assert abs(len(rebuilt.pages) - len(Web(SITE_DIR).pages)) <= 50
-    check_well_formed(rebuilt)
-    for topic in TOPICS:
-        assert len(topic_pages(rebuilt, topic)) >= 10
+def _files(root: Path) -> dict[str, bytes]:
+    return {f.relative_to(root).as_posix(): f.read_bytes() for f in root.rglob("*") if f.is_file()}
+
+
+def test_first_use_builds_the_same_site_once_when_four_processes_start_at_once(
+        tmp_path: Path, web: Web) -> None:
+    site = (tmp_path / "site").resolve()
+    env = {**os.environ, DIR_VARIABLE: str(site)}
+    code = "from focuscrawl.demo import ensure_site; print(ensure_site())"
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, outs
+    assert {out.strip() for out, _ in outs} == {str(site)}
+    assert sum("building the demo web" in err for _, err in outs) == 1  # the others waited
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.lock", "site"]
+    # deterministic: byte for byte the site the other tests read
+    assert _files(site) == _files(web.root)
 
 
 def test_server_serves_the_demo(web: Web) -> None:
-    with ServerProcess(root=SITE_DIR) as srv:
+    with ServerProcess(root=web.root) as srv:
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": srv.proxy_url}))
         for seed in seeds():
             with opener.open(seed, timeout=10) as r:

@@ -30,6 +30,8 @@ from tests.support.interrupted import (
 )
 from tests.support.jobdir_site import page_urls, site
 
+pytestmark = pytest.mark.third_party  # in the Scrapy matrix (noxfile.py)
+
 PAGES_PER_HOST = 20  # 3 hosts: 60 pages, every one reachable from the start page
 START = "http://a.test/p0.html"
 

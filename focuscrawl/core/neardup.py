@@ -1,10 +1,11 @@
 """Near-duplicate pages (no Scrapy): MinHash signatures of a text's word shingles, and an index
 that tells whether a page is a near-copy of one already in it, adding it if it is not.
 
-A text is cut into w-shingles (:data:`SHINGLE` consecutive words, Broder's resemblance); its
-MinHash signature (datasketch's, :data:`NUM_PERM` permutations of the ``affine32`` scheme over
-xxh32 of each shingle) estimates the Jaccard similarity of two texts' shingle sets as the share
-of positions where their signatures agree.  Locality-sensitive hashing finds the candidates:
+A text is cut into w-shingles (:data:`SHINGLE` consecutive words, Broder's resemblance), each
+hashed to 32 bits from its words' xxh32; its MinHash signature (datasketch's: :data:`NUM_PERM`
+permutations of its ``affine32`` scheme, computed here in numpy, see :meth:`Signer.minhash`)
+estimates the Jaccard similarity of two texts' shingle sets as the share of positions where
+their signatures agree.  Locality-sensitive hashing finds the candidates:
 the signature's values in ``bands`` bands of ``rows``; two pages with one band alike are
 candidates, and a candidate is a near-copy when the signatures agree on at least the
 threshold's share.  :meth:`Layout.for_threshold` chooses the bands so that a pair *at* the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -47,10 +49,38 @@ CANDIDATE_RECALL = 0.99
 #: pages remembered in one band's bucket at most: a bucket full of pages alike on a band but
 #: distinct (one template) bounds the candidates a page is checked against
 MAX_BUCKET = 64
-#: shingles hashed per datasketch call: its (shingles x permutations) temporaries stay small
+#: shingles a step of the signature: its (permutations x shingles) temporaries stay small
 #: enough for the allocator's heap instead of a fresh mapping faulted in for every page
 _CHUNK = 200
 _WORD = re.compile(r"\w+")
+#: a shingle's hash: its words' hashes as the digits of a number in this base, modulo 2^64,
+#: folded to 32 bits
+_BASE = np.uint64(0x100000001B3)
+#: MurmurHash3's 32-bit finalizer: how datasketch's affine32 scheme mixes a value first
+_FMIX = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35),
+         np.uint32(16))
+
+
+@lru_cache(maxsize=1 << 15)
+def _word_hash(word: str) -> int:
+    """A word's xxh32 (cached: a crawl's words recur from page to page)."""
+    return xxh32_intdigest(word.encode("utf-8", "surrogatepass"))
+
+
+def shingle_hashes(text: str, shingle: int = SHINGLE) -> np.ndarray | None:
+    """The distinct 32-bit hashes of the text's shingles (lower-cased words), or None for a
+    text of fewer than :data:`MIN_WORDS` words."""
+    words = _WORD.findall(text.lower())
+    if len(words) < max(MIN_WORDS, shingle):
+        return None
+    hashes = np.fromiter(map(_word_hash, words), dtype=np.uint64, count=len(words))
+    n = len(hashes) - shingle + 1
+    acc = hashes[:n].copy()
+    for j in range(1, shingle):
+        acc *= _BASE
+        acc += hashes[j:j + n]
+    acc ^= acc >> np.uint64(32)
+    return np.unique(acc.astype(np.uint32))  # astype keeps the low 32 bits
 
 
 def _rows_bands(threshold: float, num_perm: int) -> tuple[int, int]:
@@ -88,8 +118,11 @@ class Layout:
     def describe(self) -> str:
         """The layout as a string, stored beside a shared index so that a worker signing
         otherwise is refused instead of silently finding nothing."""
-        return (f"minhash/{SCHEME}/xxh32/seed{SEED}/p{self.num_perm}/w{self.shingle}"
-                f"/b{self.bands}x{self.rows}/need{self.need}")
+        return f"{self.signing()}/b{self.bands}x{self.rows}/need{self.need}"
+
+    def signing(self) -> str:
+        """How a text is signed: signatures made otherwise cannot be compared."""
+        return f"minhash/{SCHEME}/seed{SEED}/p{self.num_perm}/w{self.shingle}-xxh32-poly"
 
 
 class Signer:
@@ -97,22 +130,32 @@ class Signer:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self._permutations = MinHash(num_perm=layout.num_perm, seed=SEED,
-                                     scheme=SCHEME).permutations
+        self.permutations = MinHash(num_perm=layout.num_perm, seed=SEED,
+                                    scheme=SCHEME).permutations
+        a, b = (np.asarray(p, dtype=np.uint32) for p in self.permutations)
+        self._a, self._b = a[:, None], b[:, None]
 
     def signature(self, text: str) -> np.ndarray | None:
         """The text's MinHash values (uint32), or None for a text too short to compare."""
-        words = _WORD.findall(text.lower())
-        k = self.layout.shingle
-        if len(words) < MIN_WORDS:
-            return None
-        shingles = [s.encode("utf-8", "surrogatepass") for s in
-                    {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}]
-        m = MinHash(num_perm=self.layout.num_perm, seed=SEED, hashfunc=xxh32_intdigest,
-                    permutations=self._permutations, scheme=SCHEME)
-        for i in range(0, len(shingles), _CHUNK):
-            m.update_batch(shingles[i:i + _CHUNK])
-        return np.asarray(m.hashvalues, dtype=np.uint32)
+        hashes = shingle_hashes(text, self.layout.shingle)
+        return None if hashes is None else self.minhash(hashes)
+
+    def minhash(self, values: np.ndarray) -> np.ndarray:
+        """datasketch's MinHash of these 32-bit values: what ``MinHash(hashfunc=int,
+        permutations=self.permutations, scheme="affine32").update_batch(values)`` gives (a
+        test checks), without its Python call per value, which cost a crawl more than the
+        rest of the check together."""
+        s1, m1, s2, m2, s3 = _FMIX
+        v = values.astype(np.uint32)
+        v ^= v >> s1
+        v *= m1
+        v ^= v >> s2
+        v *= m2
+        v ^= v >> s3
+        out = np.full(self.layout.num_perm, 0xFFFFFFFF, dtype=np.uint32)
+        for i in range(0, len(v), _CHUNK):
+            np.minimum(out, (self._a * v[i:i + _CHUNK] + self._b).min(axis=1), out=out)
+        return out
 
 
 def band_keys(signature: np.ndarray, layout: Layout) -> list[int]:

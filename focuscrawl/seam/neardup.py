@@ -56,15 +56,25 @@ def nothing_new(digest: PageDigest) -> PageDigest:
 
 class IndexFile:
     """A JOBDIR's distinct pages exported (URL and signature), in SQLite: one row a page,
-    committed as it is indexed (WAL; ``FOCUS_JOURNAL_SYNC`` as the journal)."""
+    committed as it is indexed (WAL; ``FOCUS_JOURNAL_SYNC`` as the journal).  Signatures made
+    otherwise (``signing``: another focuscrawl's) cannot be compared: such a file starts anew."""
 
-    def __init__(self, path: str | Path, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: str | Path, synchronous: str = "NORMAL", signing: str = "") -> None:
         self.path = str(path)
-        self._db: sqlite3.Connection | None = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.execute("CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, "
-                         "signature BLOB NOT NULL)")
+        db = sqlite3.connect(self.path, isolation_level=None)
+        self._db: sqlite3.Connection | None = db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.execute("CREATE TABLE IF NOT EXISTS pages (url TEXT PRIMARY KEY, "
+                   "signature BLOB NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        kept = db.execute("SELECT value FROM meta WHERE key = 'signing'").fetchone()
+        if kept is not None and kept[0] != signing:
+            logger.warning("focuscrawl: the near-duplicate index in %s was signed otherwise "
+                           "(%s, now %s): it starts anew, and copies of the pages exported "
+                           "before are not found", self.path, kept[0], signing)
+            db.execute("DELETE FROM pages")
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('signing', ?)", (signing,))
 
     def pages(self) -> list[tuple[str, np.ndarray]]:
         assert self._db is not None
@@ -164,7 +174,8 @@ def near_duplicates(crawler: Crawler, index_of: Any) -> NearDuplicates:
     insert = getattr(index, "insert", None)  # an index of this process only
     if jobdir and insert is not None:
         Path(jobdir).mkdir(parents=True, exist_ok=True)
-        store = IndexFile(Path(jobdir) / INDEX_FILE, config.get(s, "FOCUS_JOURNAL_SYNC"))
+        store = IndexFile(Path(jobdir) / INDEX_FILE, config.get(s, "FOCUS_JOURNAL_SYNC"),
+                          layout.signing())
         for url, signature in store.pages():
             insert(url, signature)
     made = NearDuplicates(crawler, index, mode=mode, min_score=min_score, store=store)

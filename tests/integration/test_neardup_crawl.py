@@ -66,8 +66,11 @@ async def test_drop_leaves_the_copies_out(web, proxy_to):
     proxy_to(web)
     dropped = await crawl(settings(FOCUS_NEAR_DUPLICATES="drop"), **ARGS)
     kept = Counter(GROUP[i["url"]] for i in dropped.items)
-    assert max(kept.values()) == 1  # one page of each group
-    assert len(kept) == len(set(GROUP.values()))  # and every group
+    copies = neardup_web.expected_copies(GROUP, GROUP)
+    left_in = sum(n - 1 for n in kept.values())
+    assert left_in <= (1 - RECALL) * copies, kept  # one page of (nearly) each group
+    lost = len(set(GROUP.values())) - len(kept)  # a page wrongly taken for a copy, and dropped
+    assert lost <= (1 - PRECISION) * copies, kept
     assert dropped.stats["focus/near_duplicates/dropped"] == PAGES - len(dropped.items)
 
 

@@ -200,11 +200,14 @@ def test_only_pages_that_will_be_exported_are_indexed_and_a_store_keeps_them(tmp
     near.close()
     # a resumed crawl's index knows the page exported before
     kept = IndexFile(tmp_path / "nd.sqlite").pages()
+    assert IndexFile(tmp_path / "other.sqlite", signing="a").pages() == []
     assert [url for url, _ in kept] == ["http://a/1"]
     resumed = MemoryIndex(LAYOUT)
     for url, s in kept:
         resumed.insert(url, s)
     assert resumed.add("http://c/1", sig(text)) == "http://a/1"
+    # signed otherwise (another focuscrawl): the file starts anew, not compared wrongly
+    assert IndexFile(tmp_path / "nd.sqlite", signing=LAYOUT.signing()).pages() == []
 
     class Away:
         layout = LAYOUT
@@ -250,3 +253,17 @@ def test_bad_near_duplicate_settings_are_said_in_one_line():
         Settings({"FOCUS_NEAR_DUPLICATES": "keep"}))
     assert "FOCUS_NEAR_DUPLICATES_THRESHOLD" in NearDuplicates.settings_error(
         Settings({"FOCUS_NEAR_DUPLICATES_THRESHOLD": 1.5}))
+
+
+def test_the_signature_is_datasketchs_minhash_of_the_shingle_hashes():
+    from datasketch import MinHash
+
+    from focuscrawl.core.neardup import SCHEME, shingle_hashes
+
+    text = " ".join(words(random.Random(8), 700))
+    values = shingle_hashes(text)
+    assert values is not None and len(values) == len(shingles(text))
+    m = MinHash(num_perm=LAYOUT.num_perm, hashfunc=int, permutations=SIGNER.permutations,
+                scheme=SCHEME)
+    m.update_batch(values.tolist())
+    assert np.array_equal(sig(text), m.hashvalues)

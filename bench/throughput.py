@@ -209,14 +209,10 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
         env["SCRAPY_SETTINGS_MODULE"] = "settings"
         # no feed file; no private-address guard (its DNS lookups of recorded hosts would time
         # out offline: nothing leaves the machine in a replay)
-        # -s EXTENSIONS replaces the project's dict: its extensions are kept beside StatsDump
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-        from settings import EXTENSIONS
-
+        # the project's add-on adds focuscrawl's extensions beside StatsDump
         settings = {**common, "FOCUS_DELAY": "0", "FOCUS_DEFAULT_FEED": "",
                     "FOCUS_BLOCK_PRIVATE": "False",
-                    "EXTENSIONS": json.dumps({**EXTENSIONS, "throughput.StatsDump": 1000})}
+                    "EXTENSIONS": json.dumps({"throughput.StatsDump": 1000})}
         if kind == "focuscrawl-strict":
             settings |= {"FOCUS_STRICT_ORDER": "True", "CONCURRENT_REQUESTS": "1"}
         if kind == "focuscrawl-learned-any":

@@ -35,6 +35,11 @@ order spreads over more hosts than best-first, and most hosts docweb's pages lin
 (a robots.txt fetch and a page or its refusal each), so it makes more requests for the same
 pages.
 
+The focuscrawl crawlers export no page content (``-a content=none``: the crawler alone, as
+before content existed) but ``focuscrawl-text``, best-first with ``-a content=text`` (the
+default: each page's main text and metadata extracted); its pages/s is also given as a ratio
+of best-first's with ``content=none`` in the same rounds.
+
 ``--dashboard`` also runs each focuscrawl crawler with the live dashboard on
 (``FOCUS_DASHBOARD=127.0.0.1:PORT``) and a viewer: a thread that reads ``/status.json`` every
 1.5 s and ``/metrics`` every 15 s, as an open page and a Prometheus scrape do; the runs
@@ -80,7 +85,9 @@ HANDLERS = {"http": "focuscrawl.seam.replay.ReplayDownloadHandler",
             "https": "focuscrawl.seam.replay.ReplayDownloadHandler"}
 TOPIC = "thread lock concurrency"
 KINDS = ("plain", "focuscrawl", "focuscrawl-learned", "focuscrawl-learned-any",
-         "focuscrawl-learned-stay", "focuscrawl-strict")
+         "focuscrawl-learned-stay", "focuscrawl-strict", "focuscrawl-text")
+#: the content mode of each focuscrawl kind: none (the crawler alone) but for the -text one
+CONTENT = {"focuscrawl-text": "text"}
 
 
 class StatsDump:
@@ -226,7 +233,8 @@ def run(kind: str, *, warc: Path, seeds: Path, pages: int, work: Path,
             settings["FOCUS_NEAR_DUPLICATES"] = "off"
         strategy = "learned" if kind.startswith("focuscrawl-learned") else "best-first"
         cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-a", f"keywords={TOPIC}",
-               "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={pages}"]
+               "-a", f"seeds={seeds}", "-a", f"strategy={strategy}", "-a", f"max_pages={pages}",
+               "-a", f"content={CONTENT.get(kind, 'none')}"]
     for k, v in settings.items():
         cmd += ["-s", f"{k}={v}"]
     if profile is not None:
@@ -339,7 +347,8 @@ def main() -> int:
               "focuscrawl-learned": "focuscrawl learned (32 concurrent)",
               "focuscrawl-learned-any": "focuscrawl learned, FOCUS_SLACK=1.0",
               "focuscrawl-learned-stay": "focuscrawl learned, no exploration",
-              "focuscrawl-strict": "focuscrawl best-first, evaluation mode"}
+              "focuscrawl-strict": "focuscrawl best-first, evaluation mode",
+              "focuscrawl-text": "focuscrawl best-first, content=text"}
     for kind in kinds:
         if kind.endswith(NEAR_OFF):
             labels[kind] = labels.get(kind.removesuffix(NEAR_OFF), kind) + ", near-dups off"
@@ -381,6 +390,15 @@ def main() -> int:
               f"{med(st, 'downloads'):.0f} against {med(b, 'downloads'):.0f}: the rest of the "
               f"default's cost is exploring hosts it has not reached (most of those docweb "
               f"links to are off it: a robots.txt fetch and its retry each)")
+    for kind in ("focuscrawl-text",):
+        if {kind, "focuscrawl"} <= set(kinds):
+            ratios = [t["page_rate"] / n["page_rate"]
+                      for t, n in zip(results[kind], results["focuscrawl"], strict=True)]
+            print(f"{labels[kind]} / content=none: pages (2xx)/s "
+                  f"{med(kind, 'page_rate') / med('focuscrawl', 'page_rate'):.2f} (per round: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)}), CPU ms/page "
+                  f"{1000 * med(kind, 'cpu') / med(kind, 'responses'):.1f} against "
+                  f"{1000 * med('focuscrawl', 'cpu') / med('focuscrawl', 'responses'):.1f}")
     for kind in kinds:
         if not kind.endswith(DASHBOARD):
             continue

@@ -334,6 +334,22 @@ _declare(G, "FOCUS_FETCH_HTML_ONLY", "bool", True,
 _declare(G, "FOCUS_FETCH_TYPES", "list", ["text/html", "application/xhtml+xml"],
          "The Content-Types FOCUS_FETCH_HTML_ONLY keeps.")
 
+G = _group("Content", "Each exported page's main content and metadata (focuscrawl.core.content, "
+           "run by focuscrawl.seam.content).")
+_declare(G, "FOCUS_CONTENT", "str", "text",
+         "text | markdown | html: each exported page's main content in the field of that name, "
+         "with its language, dates and author; none: no content; spider argument `content`.",
+         tier=USER)
+_declare(G, "FOCUS_CONTENT_MAX_CHARS", "int", 2_000_000,
+         "A page longer than this (characters of HTML) is not extracted: it gets its visible "
+         "text and counts in focus/content/failed (bounds the time one page takes).")
+_declare(G, "FOCUS_CONTENT_EXTRACTOR", "str", "resiliparse",
+         "The text mode's extractor: resiliparse, or trafilatura (finds articles a little "
+         "better, about 15x the CPU time); markdown and html are always trafilatura's.")
+_declare(G, "FOCUS_CONTENT_TIMEOUT", "float", 2.0,
+         "CPU seconds one page's extraction may take; past them the page gets its visible "
+         "text and counts in focus/content/failed (0: no bound but the size).")
+
 G = _group("Persistence", "JOBDIR's journal (focuscrawl.seam.persistence) and the output.")
 _declare(G, "FOCUS_JOURNAL_SYNC", "str", "NORMAL",
          "SQLite synchronous: NORMAL survives kill -9 and the OOM killer; FULL also a power cut.")

@@ -37,15 +37,11 @@ from focuscrawl.seam.arguments import (
     parse_arguments,
     unknown_argument,
 )
+from focuscrawl.seam.content import ContentExtraction
 from focuscrawl.seam.examples import ExamplePages
 from focuscrawl.seam.meta import LINK, ORDER
 from focuscrawl.seam.neardup import NearDuplicates, nothing_new
-from focuscrawl.seam.output.items import (
-    ExplainedKeptPageItem,
-    ExplainedPageItem,
-    KeptPageItem,
-    PageItem,
-)
+from focuscrawl.seam.output.items import page_item_class
 from focuscrawl.seam.records import is_html, request_key
 from focuscrawl.seam.revisit import Kept, Revisits
 from focuscrawl.seam.services import FocusServices, KnownUrls
@@ -74,6 +70,7 @@ class TopicSpider(scrapy.Spider):
         examples: str | None = None,
         negatives: str | None = None,
         revisit: str | None = None,
+        content: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -85,7 +82,7 @@ class TopicSpider(scrapy.Spider):
             "keywords": keywords, "seeds": seeds, "max_pages": max_pages, "strategy": strategy,
             "allowed_domains": allowed_domains, "n": n, "max_buffer": max_buffer, "seed": seed,
             "reorder": reorder, "render": render, "examples": examples,
-            "negatives": negatives, "revisit": revisit,
+            "negatives": negatives, "revisit": revisit, "content": content,
         })
         self.topic: Topic | None = None
         self.pages = 0
@@ -98,6 +95,7 @@ class TopicSpider(scrapy.Spider):
         # a continuous crawl's revisits (focuscrawl.seam.revisit), found at start
         self.revisits: Revisits | None = None
         self.near_duplicates: NearDuplicates | None = None  # FocusServices' part, at start
+        self.content: ContentExtraction | None = None  # the pages' content (set in _configure)
 
     @property
     def args(self) -> CrawlArguments | None:
@@ -106,6 +104,10 @@ class TopicSpider(scrapy.Spider):
     @property
     def argument_error(self) -> str | None:
         return self.focus_arguments.error
+
+    @property
+    def _content_mode(self) -> str:
+        return self.content.mode if self.content is not None else "none"
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicSpider:
@@ -138,6 +140,7 @@ class TopicSpider(scrapy.Spider):
                 hot_body_count=config.get(s, "FOCUS_HOT_BODY_COUNT"),
                 use_idf=config.get(s, "FOCUS_IDF"),
             )
+            self.content = ContentExtraction.from_settings(s, args.content, crawler=self.crawler)
         except ArgumentError as e:
             published.error = str(e)
             return
@@ -220,7 +223,8 @@ class TopicSpider(scrapy.Spider):
         if revisits is not None:  # a revisit's 304, 404 or 410
             answered = revisits.answered(response)
             if answered is not None:
-                yield from (KeptPageItem(**fields) for fields in answered)
+                kept_item = page_item_class(self._content_mode, kept=True)  # the crawl's columns
+                yield from (kept_item(**fields) for fields in answered)
                 return
         if not is_html(response):  # the scheduler did not count it as a page either
             stats.inc_value("focus/skipped/not_html")
@@ -250,7 +254,7 @@ class TopicSpider(scrapy.Spider):
             if kept is None:
                 return  # a revisit that found nothing new: no line, no new link
             if not kept.first:
-                yield self._item(response, page, scored, relevance, content_type, kept)
+                yield self._item(response, html, page, scored, relevance, content_type, kept)
                 yield from self._outlinks(page, url, scored)
                 return
         near = self.near_duplicates  # the text compared is the page's main text
@@ -266,15 +270,17 @@ class TopicSpider(scrapy.Spider):
             focus_signals.page_scored, url=url, score=scored.score, hot=scored.hot,
             digest=digest, title=page.title, duplicate_of=duplicate_of, spider=self,
         )
-        yield self._item(response, page, scored, relevance, content_type, kept, duplicate_of)
+        yield self._item(response, html, page, scored, relevance, content_type, kept,
+                         duplicate_of)
         yield from self._outlinks(page, url, scored)
 
-    def _item(self, response: Response, page: ExtractedPage, scored: PageScore,
+    def _item(self, response: Response, html: str, page: ExtractedPage, scored: PageScore,
               relevance: float | None, content_type: str, kept: Kept | None,
               duplicate_of: str | None = None) -> Any:
-        """The page's line: its fields, a continuous crawl's version fields, why (explain)."""
+        """The page's line: its fields, its content (FOCUS_CONTENT), a continuous crawl's
+        version fields, why (explain)."""
         focus = response.meta.get(LINK) or {}
-        fields = dict(
+        fields: dict[str, Any] = dict(
             url=response.url,
             status=response.status,
             title=page.title,
@@ -294,11 +300,14 @@ class TopicSpider(scrapy.Spider):
             duplicate_of=duplicate_of,
         )
         why = focus.get("why")  # FOCUS_EXPLAIN
+        if why is not None:
+            fields["why"] = why
         if kept is not None:
             fields.update(kept.fields)
-            return (KeptPageItem(**fields) if why is None
-                    else ExplainedKeptPageItem(**fields, why=why))
-        return PageItem(**fields) if why is None else ExplainedPageItem(**fields, why=why)
+        content = self.content
+        if content is not None and content.wanted(scored.score):  # once, if it is exported
+            fields.update(content.extract(html, response.url, page.main_text).fields())
+        return page_item_class(self._content_mode, why is not None, kept is not None)(**fields)
 
     def _outlinks(self, page: ExtractedPage, url: str, scored: PageScore,
                   ) -> Iterator[scrapy.Request]:

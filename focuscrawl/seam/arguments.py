@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from focuscrawl.core.content import parse_mode
 from focuscrawl.core.orders import STRATEGIES
 from focuscrawl.core.relevance import parse_keywords
 from focuscrawl.core.urls import canonical
@@ -29,6 +30,7 @@ class CrawlArguments:
     render: str = ""  # "" (never) or "js" (render every page with a browser)
     examples: list[str] = field(default_factory=list)  # on-topic pages to learn from
     negatives: list[str] = field(default_factory=list)  # off-topic pages to learn from
+    content: str | None = None  # text | markdown | html | none; None: FOCUS_CONTENT decides
 
 
 @dataclass
@@ -159,6 +161,7 @@ def parse_arguments(
     examples: Any = None,
     negatives: Any = None,
     revisit: Any = None,
+    content: Any = None,
 ) -> CrawlArguments:
     if keywords is None or not str(keywords).strip():
         raise ArgumentError('keywords are required, e.g. -a keywords="garbage collection"')
@@ -211,6 +214,10 @@ def parse_arguments(
     render_mode = str(render or "").strip().lower()
     if render_mode not in ("", "none", "js"):
         raise ArgumentError(f"render must be js or none, not {render!r}")
+    try:
+        content_mode = parse_mode(content) if content is not None else None
+    except ValueError as e:
+        raise ArgumentError(str(e)) from None
     return CrawlArguments(
         keywords=words,
         seeds=parse_seeds(seeds),
@@ -219,4 +226,5 @@ def parse_arguments(
         render="js" if render_mode == "js" else "",
         examples=example_urls,
         negatives=parse_seeds(negatives, "negatives"),
+        content=content_mode,
     )

@@ -79,7 +79,9 @@ async def test_items_fields_redirects_and_order(server, proxy_to):
     assert page["parent"] == "http://a.test/index.html"
     assert page["anchor"] == "Regular expressions"
     assert page["content_type"].startswith("text/html")
-    assert page["text_length"] == len("regex " * 12 + "patterns and matching home more")
+    # content=text (the default): the main text, and its length
+    assert page["text"].startswith("regex " * 11 + "regex patterns and matching")
+    assert page["text_length"] == len(page["text"])
     assert page["outlinks"] == 2
     assert page["truncated"] is False
     assert page["fetched_at"].endswith("+00:00")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
+from functools import cache
+from typing import Any
+
+from focuscrawl.core.content import field_names
 
 
 @dataclass
@@ -17,7 +21,7 @@ class PageItem:
     anchor: str  # that link's anchor text
     fetched_at: str  # ISO 8601, UTC
     content_type: str
-    text_length: int  # characters of visible text
+    text_length: int  # characters of the main text (content "none": of the visible text)
     outlinks: int  # links extracted
     order: int | None  # crawl order: 1 for the first page fetched
     priority: float  # the frontier's estimate when the URL was chosen
@@ -56,3 +60,32 @@ class ExplainedKeptPageItem(KeptPageItem):
     """A kept page with why its URL was chosen (FOCUS_EXPLAIN)."""
 
     why: dict[str, float] | None = None
+
+
+#: the types of the fields a content mode adds (the content's own field is a str)
+_CONTENT_TYPES: dict[str, Any] = {"language_confidence": float | None}
+_BASES: dict[tuple[bool, bool], type[PageItem]] = {
+    (False, False): PageItem, (True, False): ExplainedPageItem,
+    (False, True): KeptPageItem, (True, True): ExplainedKeptPageItem}
+
+
+@cache
+def page_item_class(content: str = "none", explained: bool = False,
+                    kept: bool = False) -> type[PageItem]:
+    """The item class of a crawl's pages: :class:`PageItem`, or its explained (``why``) or
+    kept (a continuous crawl's versions) kind, plus, for a content mode other than "none",
+    the content's metadata and the content itself (last: the longest field) in the field
+    named after the mode.  One class per crawl and kind, so that every line of a crawl has
+    the same fields (a table's columns)."""
+    base = _BASES[explained, kept]
+    names = field_names(content)
+    if not names:
+        return base
+    mode, metadata = names[0], names[1:]
+    fields: list[tuple[str, Any, Any]] = [
+        (name, _CONTENT_TYPES.get(name, str | None), field(default=None)) for name in metadata]
+    fields.append((mode, str, field(default="")))
+    item_class: type[PageItem] = make_dataclass(f"{mode.capitalize()}{base.__name__}", fields,
+                                                bases=(base,))
+    item_class.__module__ = __name__
+    return item_class

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The quick start: install what is missing, serve the bundled demo web on 127.0.0.1, run a
 # focused crawl of it, then a breadth-first crawl of the same budget on the same web, and write
-# a report with both harvest curves in one picture (output/demo-report.html).
+# a report with both harvest curves in one picture (output/demo-report.html); the text report
+# ends with the opening lines of the best page's main text (each page's content, -a content).
 #
 #   bash scripts/demo.sh ["keywords"] [strategy] [max_pages]
 set -euo pipefail

@@ -234,6 +234,8 @@ def render_html(crawl: Crawl, *, relevant: float = 0.1, top: int = 20,
     if s.near_duplicates:
         facts.insert(2, ("near-duplicates", f"{s.near_duplicates} pages whose main text is a "
                                             "near-copy of one exported before: no new harvest"))
+    if s.languages:  # the main text's language (-a content), page shares
+        facts.append(("languages", html.escape(s.language_mix())))
     if s.bad_lines:
         facts.append(("unreadable lines", f"{s.bad_lines} skipped"))
     if compare is not None:

@@ -45,13 +45,26 @@ def main(argv: list[str] | None = None) -> int:
           f"{s.hot} hot pages"
           + (f"; {s.near_duplicates} near-duplicates" if s.near_duplicates else "")
           + (f"; {s.bad_lines} unreadable lines skipped" if s.bad_lines else ""))
+    if s.languages:
+        print(f"languages: {s.language_mix()}")
     print(f"top {len(s.top)} by score:")
     for row in s.top:
         print(f"  {float(row['score']):.3f}  {'hot ' if row.get('hot') else '    '}"
               f"#{row.get('order') or '?':<5} {row.get('title', '')[:60]:<60}  {row['url']}")
+    opening = opening_lines(s.top[0]) if s.top else []
+    if opening:  # a crawl with content (-a content=text or markdown)
+        print(f"the best page's opening lines ({s.top[0]['url']}):")
+        print("\n".join(f"  {line}" for line in opening))
     if args.html or args.compare:
         return _html(args, rows, bad)
     return 0
+
+
+def opening_lines(row: dict[str, Any], lines: int = 5, width: int = 100) -> list[str]:
+    """The first lines of a page's main text (or Markdown), each cut to ``width``."""
+    text = row.get("text") or row.get("markdown") or ""
+    found = [line.strip() for line in str(text).splitlines() if line.strip()][:lines]
+    return [line if len(line) <= width else line[:width - 1] + "…" for line in found]
 
 
 def _html(args: argparse.Namespace, rows: list[dict[str, Any]], bad: int) -> int:

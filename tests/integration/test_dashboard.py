@@ -220,6 +220,8 @@ def watch(url: str) -> int:
         expect(view.locator("#learned")).to_contain_text(re.compile(
             r"host bandit: [\d,]+ picks \(share [\d.]+; [\d,]+ a host's most-linked URL\)"))
         assert view.locator("#servers tr").count() > 0
+        # the content's language mix (the demo web is English)
+        expect(view.locator("#content")).to_contain_text(re.compile(r"languages\s*en \d"))
         shots = os.environ.get("FOCUS_SCREENSHOT_DIR")
         if shots:
             view.screenshot(path=str(Path(shots) / "dashboard.png"), full_page=True)
@@ -273,6 +275,8 @@ def test_browser_sees_the_crawl_live_and_the_endpoints_agree_with_its_stats(
         assert sum(s["pages"] for s in st["servers"]) == st["scored"]
         assert st["frontier"]["memory"] == st["queued"] == stats["focus/frontier"]
         assert st["learned"]["positive"] and st["best"][0]["score"] >= st["best"][-1]["score"]
+        assert st["content"]["extracted"] == stats["focus/content/extracted"] > 0
+        assert st["content"]["languages"]["en"] == stats["focus/content/language/en"]
         bandit = st["learned"]["bandit"]
         assert (bandit["picks"], bandit["backlink_picks"]) == (
             stats["focus/host_bandit_picks"], stats["focus/host_bandit_backlink_picks"])

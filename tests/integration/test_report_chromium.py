@@ -17,7 +17,10 @@ def test_html_report_renders_in_chromium(tmp_path):
 
     from focuscrawl.seam.render import chromium_path
 
-    crawl = write_crawl(tmp_path / "crawl.jsonl", crawl_rows([0.3, 0.0, 0.1, 0.2] * 5, "h"))
+    rows = crawl_rows([0.3, 0.0, 0.1, 0.2] * 5, "h")
+    for i, row in enumerate(rows):
+        row["language"] = "fr" if i % 4 == 0 else "en"  # a crawl with content (-a content)
+    crawl = write_crawl(tmp_path / "crawl.jsonl", rows)
     out = tmp_path / "report.html"
     assert main([crawl, "--html", str(out)]) == 0
     script = f"""
@@ -32,7 +35,8 @@ with sync_playwright() as p:
     sizes = page.eval_on_selector_all(
         "section svg", "els => els.map(e => [e.closest('section').id, "
         "e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
-    print(json.dumps({{"sizes": sizes, "asked": asked}}))
+    facts = page.inner_text("dl")
+    print(json.dumps({{"sizes": sizes, "asked": asked, "facts": facts}}))
     browser.close()
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -43,3 +47,4 @@ with sync_playwright() as p:
     sizes = seen["sizes"]
     assert [s[0] for s in sizes] == ["harvest", "hosts", "scores", "best"]
     assert all(w > 100 and h > 50 for _, w, h in sizes), sizes
+    assert "en 75% · fr 25%" in seen["facts"]  # the language mix, as a reader sees it

@@ -77,3 +77,33 @@ def test_html_report_has_four_pictures_and_both_curves_and_needs_no_network(tmp_
         assert "url(" not in style.text and "@import" not in style.text
 
 
+
+
+def test_the_language_mix_of_a_crawl_with_content(tmp_path, capsys):
+    from lxml import html as lxml_html
+
+    rows = crawl_rows([0.5, 0.3, 0.0, 0.25], "on")
+    for row, language in zip(rows, ["en", "en", "de", None], strict=True):
+        row["language"] = language
+    path = write_crawl(tmp_path / "pages.jsonl", rows)
+    out = tmp_path / "report.html"
+    assert main([path, "--html", str(out)]) == 0
+    assert "languages: en 50% · de 25% · unknown 25%" in capsys.readouterr().out
+    doc = lxml_html.fromstring(out.read_bytes())
+    facts = dict(zip(doc.xpath("//dl/dt/text()"), doc.xpath("//dl/dd"), strict=True))
+    assert facts["languages"].text_content() == "en 50% · de 25% · unknown 25%"
+    # a crawl without content (-a content=none) says nothing of languages
+    plain = write_crawl(tmp_path / "plain.jsonl", crawl_rows([0.5, 0.3], "on"))
+    assert main([plain]) == 0
+    assert "languages" not in capsys.readouterr().out
+
+
+def test_the_best_pages_opening_lines_are_printed(tmp_path, capsys):
+    rows = crawl_rows([0.2, 0.6, 0.1], "on")
+    rows[1]["text"] = "Regular expressions\n\nA pattern " + "matches text " * 20 + "\n" + \
+        "\n".join(f"line {i}" for i in range(10))
+    assert main([write_crawl(tmp_path / "pages.jsonl", rows)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("the best page's opening lines (http://on1.test/p1.html):")
+    assert out[at + 1:at + 6] == ["  Regular expressions", "  A pattern " + (
+        "matches text " * 20)[:89] + "…", "  line 0", "  line 1", "  line 2"]

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl import config
 from focuscrawl.seam.arguments import arguments_of
+from focuscrawl.seam.content import content_status
 from focuscrawl.seam.engine import scheduler_of
 from focuscrawl.seam.watch.dashboard.tracker import Tracker
 
@@ -215,6 +216,7 @@ class StatusBuilder:
             "frontier": order,
             "learned": learned,
             "counters": {name: _total(stats, names) for name, names in COUNTERS.items()},
+            "content": content_status(stats),  # pages' content: extracted, failed, languages
             "stats": {k: v for k, v in sorted(stats.items())
                       if isinstance(v, (int, float)) and not isinstance(v, bool)},
             "settings": self.settings,

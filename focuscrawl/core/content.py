@@ -152,6 +152,15 @@ def _language_identifier() -> Any:
     return _identifier
 
 
+def preload_language_model() -> None:
+    """Load the language model in a thread of its own, now: its loading (an xz-compressed
+    file, decompressed without the GIL) overlaps the crawl's start instead of holding up the
+    first page."""
+    if _identifier is None:
+        threading.Thread(target=_language_identifier, name="py3langid-load",
+                         daemon=True).start()
+
+
 def guess_language(text: str) -> tuple[str | None, float | None]:
     """(ISO 639-1 code, probability) of ``text``'s language; (None, None) for a text of fewer
     than MIN_LANGUAGE_LETTERS letters (a guess on a few words is noise)."""

@@ -15,7 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from focuscrawl import config
-from focuscrawl.core.content import PageContent, extract_content, parse_extractor, parse_mode
+from focuscrawl.core.content import (
+    PageContent,
+    extract_content,
+    parse_extractor,
+    parse_mode,
+    preload_language_model,
+)
 from focuscrawl.seam.arguments import ArgumentError
 
 if TYPE_CHECKING:
@@ -38,6 +44,8 @@ class ContentExtraction:
         self.max_chars = max_chars
         self.timeout = timeout
         self.crawler = crawler  # its stats, once the crawl has started
+        if self.mode != "none":
+            preload_language_model()
 
     @classmethod
     def from_settings(cls, s: Any, mode: str | None = None, *,

@@ -15,6 +15,8 @@ For the revisit tests and ``bench/freshness.py``: the demo web server (:mod:`.we
   counter and a time stamp in the footer: bytes that change while the content does not, which a
   crawler must not count as a change);
 * makes a share of the pages disappear at a random time (410 Gone from then on);
+* with ``sitemaps``, publishes each host's ``/sitemap.xml`` (named in its robots.txt) with
+  each live page's true last change as ``<lastmod>``;
 * serves ``ETag`` (a hash of the bytes sent), ``Last-Modified`` (the last change of those bytes)
   and 304 for a matching ``If-None-Match`` or, without one, a recent enough
   ``If-Modified-Since``;
@@ -34,6 +36,7 @@ import threading
 import time
 from bisect import bisect_right
 from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
 from email.utils import formatdate, parsedate_to_datetime
 from typing import Any
 
@@ -60,6 +63,7 @@ class ChangeConfig:
     noise_interval: float = 10 * 60  # mean time between chrome changes on those (model s)
     gone: float = 0.02               # share of pages that go away at some time ...
     gone_within: float = 30 * DAY    # ... uniform within this long (model s)
+    sitemaps: bool = False           # every host publishes /sitemap.xml with <lastmod>
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ChangeConfig:
@@ -187,6 +191,28 @@ class ChangingWeb:
         if _not_modified(headers, etag, modified):
             resp.status, resp.body = 304, b""
         return resp
+
+    def sitemap(self, host: str, paths: list[str]) -> bytes:
+        """``host``'s sitemap now: each live page of ``paths`` with its last content change."""
+        now = self.clock()
+        with self._lock:
+            if self.start is None:
+                self.start = now
+            model = self.model_time(now)
+            rows = []
+            for path in paths:
+                url = f"http://{host}{path}"
+                clock = self.page(url)
+                version, _ = clock.at(model)
+                if model >= clock.gone_at:
+                    continue
+                changed = self.real_time(clock.changes[version - 1] if version else 0.0)
+                stamp = datetime.fromtimestamp(changed, timezone.utc).isoformat(
+                    timespec="microseconds")
+                rows.append(f"<url><loc>{url}</loc><lastmod>{stamp}</lastmod></url>")
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns='
+                '"http://www.sitemaps.org/schemas/sitemap/0.9">' + "".join(rows)
+                + "</urlset>\n").encode()
 
     # -- the truth
     def report(self) -> dict[str, Any]:

@@ -215,6 +215,15 @@ class Sites:
             self._redirects[host] = red
         return self._redirects[host]
 
+    def paths(self, host: str) -> list[str]:
+        """The paths of ``host``'s HTML pages (its tree's ``.html`` files and its pages)."""
+        found = {p for p, pg in self.pages.get(host, {}).items()
+                 if pg.status == 200 and pg.content_type.startswith("text/html")}
+        base = self.root / host if self.root is not None else None
+        if base is not None and base.is_dir():
+            found.update("/" + f.relative_to(base).as_posix() for f in base.rglob("*.html"))
+        return sorted(found)
+
     def robots_file(self, host: str) -> str | None:
         pg = self.pages.get(host, {}).get("/robots.txt")
         if pg is not None:
@@ -393,7 +402,10 @@ class WebServer:
                     self._robots_failed[host] += failing
                 if failing:
                     return Response(503, _error_page(503, "Service unavailable"))
-            return Response(200, self.robots(host).encode("utf-8"), "text/plain; charset=utf-8")
+            text = self.robots(host)
+            if self.changing is not None and self.changing.config.sitemaps:
+                text = text.rstrip("\n") + f"\nSitemap: http://{host}/sitemap.xml\n"
+            return Response(200, text.encode("utf-8"), "text/plain; charset=utf-8")
         if opt.error_rate:
             with self._lock:
                 fail = self._rng("error:" + host).random() < opt.error_rate
@@ -403,6 +415,10 @@ class WebServer:
         for prefix in opt.traps:
             if path.startswith(prefix):
                 return Response(200, _trap_page(host, path))
+        if (path == "/sitemap.xml" and self.changing is not None
+                and self.changing.config.sitemaps):
+            return Response(200, self.changing.sitemap(host, self.sites.paths(host)),
+                            "application/xml")
         resp = self.sites.lookup(host, path, query)
         if resp is None:
             return Response(404, _error_page(404, f"Not found: {path}"))

@@ -218,6 +218,16 @@ class SharedRevisits:
         self.store.report(self.schedule.pages[url])
         return outcome
 
+    def hint(self, url: str, changed_at: float) -> bool:
+        """A sitemap's ``lastmod``: due now in Redis if the page changed since its last visit
+        (and is not leased: its report comes first)."""
+        page = self.schedule.get(url)
+        if page is None or page.gone or changed_at <= page.last_visit:
+            return False
+        page.due = self.clock()
+        self.store.reschedule([page])
+        return True
+
     def gone(self, url: str) -> bool:
         first = self.schedule.mark_gone(url, self.clock())
         self.store.report(self.schedule.pages[url])

@@ -64,6 +64,7 @@ from focuscrawl.seam.records import Records, is_page, server_by
 from focuscrawl.seam.revisit import Revisits
 from focuscrawl.seam.services import missing_message
 from focuscrawl.seam.signals import START_ERROR_STAT
+from focuscrawl.seam.sitemaps import SitemapHints
 
 from .connection import RedisLink, RedisServices, Unavailable, Worker
 from .outlinks import Outlinks
@@ -117,6 +118,7 @@ class RedisFocusScheduler:
         self._scored = 0
         self.waker = Waker(crawler)  # wakes the engine when a server is due
         self.revisits: Revisits | None = None  # a continuous crawl's (FOCUS_REVISIT), at open
+        self.sitemaps: SitemapHints | None = None  # its sitemaps' lastmod hints
         crawler.signals.connect(self._page_scored, signal=focus_signals.page_scored)
         crawler.signals.connect(self._request_finished, signal=focus_signals.request_finished)
         crawler.signals.connect(self._spider_idle, signal=scrapy_signals.spider_idle)
@@ -225,6 +227,8 @@ class RedisFocusScheduler:
     def close(self, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        if self.sitemaps is not None:
+            self.sitemaps.stop()
         self.waker.cancel()
         if self.services is not None:
             self.services.known_urls.register(None)
@@ -342,6 +346,8 @@ class RedisFocusScheduler:
             revisits.new_schedule(), Split(revisits.share), clock=revisits.clock,
             capacity=revisits.capacity)
         self.revisits = self.services.revisits = revisits
+        self.sitemaps = SitemapHints(self.crawler, revisits)
+        self.sitemaps.start()
 
     def _revisit(self, *, prefer: bool) -> Request | None:
         """The request of a due revisit (``prefer``: even if a new page is worth more)."""

@@ -32,6 +32,9 @@ TRUNCATED = "focus_truncated"
 #: an example page fetched outside the scheduler (focuscrawl.seam.examples): never held for
 #: its robots.txt (no scheduler would take it back), refused while that is unreachable
 EXAMPLE = "focus_example"
+#: a sitemap a continuous crawl reads for its lastmod hints (focuscrawl.seam.sitemaps): not
+#: HTML, and longer than a page may be
+SITEMAP = "focus_sitemap"
 #: a page's score and hotness, set by the callback for the WARC recorder
 SCORE = "focus_score"
 HOT = "focus_hot"

@@ -65,6 +65,7 @@ from focuscrawl.seam.persistence.state import CrawlState, NullState, crawl_state
 from focuscrawl.seam.records import Records, is_html, is_page
 from focuscrawl.seam.revisit import Revisits
 from focuscrawl.seam.services import FocusServices, missing_message
+from focuscrawl.seam.sitemaps import SitemapHints
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -94,6 +95,7 @@ class FocusScheduler:
         self.frontier: LocalFrontier | None = None
         self.records: Records | None = None  # requests <-> frontier records, made at open
         self.revisits: Revisits | None = None  # a continuous crawl's (FOCUS_REVISIT), at open
+        self.sitemaps: SitemapHints | None = None  # its sitemaps' lastmod hints
         self.spider: Spider | None = None
         self.strict = config.get(self.settings, "FOCUS_STRICT_ORDER")
         self.explain = config.get(self.settings, "FOCUS_EXPLAIN")
@@ -216,6 +218,8 @@ class FocusScheduler:
 
     def close(self, reason: str) -> None:
         self.waker.cancel()
+        if self.sitemaps is not None:
+            self.sitemaps.stop()
         if self.standalone and self.services is not None:  # as PolitenessMiddleware does
             for name, value in self.policy.describe().items():
                 self.stats.set_value(f"focus/politeness/{name}", value)
@@ -445,6 +449,8 @@ class FocusScheduler:
             servers=self.services.servers,
             record=lambda op, *args: state.state.record(op, *args))
         self.frontier = cast(Any, self.revisits.frontier)
+        self.sitemaps = SitemapHints(self.crawler, self.revisits)
+        self.sitemaps.start()
 
     def _options(self, spider: Spider) -> dict[str, Any]:
         return frontier_options(self.settings, spider)

@@ -54,10 +54,15 @@ _S = TypeVar("_S", bound="FocusServices")
 
 
 class RobotsRules(Protocol):
-    """What the trap filter asks of the robots.txt middleware."""
+    """What the trap filter (and a continuous crawl's sitemap hints) ask of the robots.txt
+    middleware."""
 
     def disallows(self, url: str) -> bool:
         """True if the host's fetched robots.txt refuses ``url`` (False while unknown)."""
+        ...
+
+    def sitemaps(self, url: str) -> list[str]:
+        """The Sitemap: lines of the robots.txt of ``url``'s host ([] while unknown)."""
         ...
 
 

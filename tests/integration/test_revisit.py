@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 import pytest_twisted
 
 from focuscrawl.demo.webserver import ServerProcess
+from focuscrawl.seam import sitemaps
 from focuscrawl.seam.services import FocusServices
 from focuscrawl.seam.watch.dashboard.extension import Dashboard
 from focuscrawl.seam.watch.dashboard.metrics import exposition
@@ -28,8 +29,10 @@ MAX_PAGES = 20  # of the web's 24: the budget bounds the distinct pages kept
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to) -> None:
-    with ServerProcess(pages=site(), changing=CHANGING) as srv:
+async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to, monkeypatch
+                                                                   ) -> None:
+    monkeypatch.setattr(sitemaps, "SITEMAP_EVERY", 1.0)  # the web's hour is a second
+    with ServerProcess(pages=site(), changing={**CHANGING, "sitemaps": True}) as srv:
         proxy_to(srv)
         settings = project_settings(FOCUS_DELAY=DELAY, FOCUS_START_LOG=10_000,
                                     CLOSESPIDER_TIMEOUT=8, FOCUS_REVISIT_PRIOR=5.0,
@@ -82,6 +85,9 @@ async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to) -> 
         assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= DELAY - 0.001
         assert max(r["inflight_host"] for r in rows if r["host"] == host) == 1
     assert stats["focus/revisit/fetches"] > stats["focus/revisit/pages"]
+    # the sitemaps robots.txt names were read, and their lastmod made changed pages due
+    assert stats["focus/revisit/sitemap_fetches"] >= 2
+    assert stats["focus/revisit/sitemap_hints"] >= 1
     assert 0.0 < stats["focus/revisit/freshness"] <= 1.0
     # the dashboard and /metrics show them
     dashboard = result.crawler.get_extension(Dashboard)

@@ -129,3 +129,29 @@ def test_the_report_is_the_truth_up_to_now_on_the_wall_clock():
     assert page["changes"] == [500.0 + t / 100.0 for t in truth.changes if t <= 360000.0]
     assert all(t <= clock.now for t in page["changes"])
     assert report["start"] == 500.0 and report["config"]["seed"] == 4
+
+
+def test_the_sitemap_tells_each_live_pages_last_change():
+    from scrapy.utils.sitemap import Sitemap
+
+    from focuscrawl.seam.sitemaps import lastmod_epoch
+
+    clock = Clock()
+    web = ChangingWeb(ChangeConfig(seed=4, speed=1.0, sitemaps=True, gone=0.0), start=clock.now,
+                      clock=clock)
+    path = changing_page(web)
+    truth = web.page(f"http://a.test{path}")
+    truth.at(1e7)
+    clock.now = web.real_time(truth.changes[1] + 0.25)
+    entries = list(Sitemap(web.sitemap("a.test", [path, "/never.html"])))
+    assert [e["loc"] for e in entries] == [f"http://a.test{path}", "http://a.test/never.html"]
+    assert abs(lastmod_epoch(entries[0]["lastmod"]) - web.real_time(truth.changes[1])) < 1e-5
+
+
+def test_lastmod_dates_as_sites_write_them():
+    from focuscrawl.seam.sitemaps import lastmod_epoch
+
+    assert lastmod_epoch("1970-01-02") == 86400.0
+    assert lastmod_epoch("1970-01-01T01:00:00Z") == 3600.0
+    assert lastmod_epoch("1970-01-01T02:00:00.5+01:00") == 3600.5
+    assert lastmod_epoch("yesterday") is None

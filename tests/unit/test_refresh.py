@@ -305,3 +305,21 @@ def test_on_a_simulated_web_the_policy_nears_the_oracle_and_beats_uniform():
     assert ours.freshness > uniform.freshness
     assert ours.unchanged < uniform.unchanged
     assert abs(ours.fetches - uniform.fetches) < 0.1 * uniform.fetches  # the same budget
+
+
+def test_a_sitemap_hint_makes_a_changed_page_due_at_once_and_no_other():
+    s = make_schedule("uniform")
+    s.add("http://a.test/p", 0.0, 0.5)
+    s.add("http://a.test/q", 0.0, 0.5)
+    s.calibrate(budget=0.01)  # each page every 200 s
+    assert s.hint("http://a.test/p", changed_at=-5.0, now=10.0) is False  # before the visit
+    assert s.hint("http://a.test/p", changed_at=7.0, now=10.0) is True
+    assert s.hint("http://a.test/p", changed_at=8.0, now=10.0) is False  # already hinted
+    assert s.hint("http://a.test/unknown", changed_at=7.0, now=10.0) is False
+    page = s.get("http://a.test/p")
+    assert s.value(page, 10.0) == 0.5  # it did change: worth its whole weight
+    s.calibrate(budget=0.01)  # a new allocation keeps it due
+    assert s.pop(10.0).url == "http://a.test/p"
+    assert s.pop(10.0) is None  # the other page is not due
+    s.visited("http://a.test/p", 11.0, changed=True)
+    assert not page.hinted and page.due > 11.0

@@ -166,6 +166,10 @@ class RevisitFrontier:
         self._leased_at.pop(url, None)
         return self.schedule.mark_gone(url, self.clock())
 
+    def hint(self, url: str, changed_at: float) -> bool:
+        """A sitemap's ``lastmod`` for ``url`` (wall clock): due now if it changed since."""
+        return self.schedule.hint(url, changed_at, self.clock())
+
     def replay(self, state: dict[str, Any]) -> None:
         """A kept page's state as journaled after its fetch."""
         self._leased_at.pop(state["url"], None)

@@ -45,7 +45,7 @@ class PageState:
 
     __slots__ = ("url", "host", "directory", "weight", "score", "first_seen", "last_visit",
                  "last_changed", "version", "signature", "etag", "last_modified", "stats",
-                 "rate", "due", "gone", "leased", "owed")
+                 "rate", "due", "gone", "leased", "owed", "hinted")
 
     def __init__(self, url: str, now: float, weight: float, signature: str = "",
                  etag: str | None = None, last_modified: str | None = None,
@@ -67,6 +67,8 @@ class PageState:
         self.leased = False
         #: a resumed crawl put its fetch back: the line of its last outcome may be unwritten
         self.owed = False
+        #: a sitemap says it changed since the last visit (until the next visit)
+        self.hinted = False
 
     _SAVED = ("url", "host", "weight", "score", "first_seen", "last_visit", "last_changed",
               "version", "signature", "etag", "last_modified", "gone")
@@ -138,6 +140,8 @@ class RevisitSchedule:
     def _reschedule(self, page: PageState) -> None:
         f = self._frequency(page)
         due = page.last_visit + max(1.0 / f, self.min_interval) if f > 0 else math.inf
+        if page.hinted:
+            due = min(due, page.last_visit)  # a sitemap said it changed: due at once
         page.due = due
         if due < math.inf and not page.leased and not page.gone:
             self._push(page)
@@ -181,6 +185,7 @@ class RevisitSchedule:
         """
         page = self.pages[url]
         page.leased = False
+        page.hinted = False
         if changed is None:
             changed = signature is not None and signature != page.signature
         interval = now - page.last_visit
@@ -290,6 +295,18 @@ class RevisitSchedule:
                 self._list(host)
         return math.inf
 
+    def hint(self, url: str, changed_at: float, now: float) -> bool:
+        """A sitemap says ``url`` changed at ``changed_at``: if that is after its last visit,
+        the page is due now and worth its whole weight.  Whether it was."""
+        page = self.pages.get(url)
+        if (page is None or page.gone or page.leased or page.hinted
+                or changed_at <= page.last_visit):
+            return False
+        page.hinted = True
+        page.due = min(page.due, now)
+        self._push(page)
+        return True
+
     def owe(self, url: str) -> PageState | None:
         """A fetch of ``url`` was put back by a resumed crawl: its last outcome's line may not
         be written, so the next fetch exports it again (and a page gone is fetched again to
@@ -337,7 +354,10 @@ class RevisitSchedule:
         return self.allocation
 
     def value(self, page: PageState, now: float) -> float:
-        """What revisiting ``page`` now is worth: its weight times the chance it changed."""
+        """What revisiting ``page`` now is worth: its weight times the chance it changed (1
+        when a sitemap says it did)."""
+        if page.hinted:
+            return page.weight
         return page.weight * -math.expm1(-page.rate * max(0.0, now - page.last_visit))
 
     def estimated_freshness(self, now: float) -> float:

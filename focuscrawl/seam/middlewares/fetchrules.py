@@ -9,7 +9,9 @@
   HTTP/1.1 handler: they are public API and every Scrapy HTTP handler sends them.
 * **Only HTML is downloaded.**  A ``headers_received`` handler stops a response whose
   Content-Type is present and not HTML before its body is read (``focus/fetch/not_html``); the
-  spider then skips the empty response as not HTML.  robots.txt requests are exempt.
+  spider then skips the empty response as not HTML.  robots.txt requests are exempt, and so
+  are a continuous crawl's sitemaps (``meta[SITEMAP]``: XML, cut at ``SITEMAP_MAX_BYTES``, the
+  sitemap protocol's own bound, not at a page's).
 * **Error pages are counted** (``focus/fetch/error_status/<code>``) after retries, then dropped
   by Scrapy's HttpErrorMiddleware; download errors likewise (``focus/fetch/failed/<error>``).
 * The 10 s timeout is ``DOWNLOAD_TIMEOUT``, redirects are Scrapy's RedirectMiddleware.
@@ -26,7 +28,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
 
 from focuscrawl.config import FetchOptions
-from focuscrawl.seam.meta import ROBOTS, TRUNCATED
+from focuscrawl.seam.meta import ROBOTS, SITEMAP, TRUNCATED
 from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
 
 if TYPE_CHECKING:
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
     from scrapy.http import Headers, Response
 
 _BYTES = "_focus_bytes"
+#: the most a sitemap may be, uncompressed (the sitemap protocol's limit)
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
 
 
 class FetchRulesMiddleware:
@@ -58,6 +62,8 @@ class FetchRulesMiddleware:
     def _limit(self, request: Request) -> int:
         if request.meta.get(ROBOTS):
             return max(self.max_bytes, ROBOTS_MAX_BYTES)
+        if request.meta.get(SITEMAP):
+            return max(self.max_bytes, SITEMAP_MAX_BYTES)
         return self.max_bytes
 
     # -- signal handlers, called by the download handler ------------------------------------
@@ -70,7 +76,8 @@ class FetchRulesMiddleware:
             raise StopDownload(fail=False)
 
     def _headers_received(self, headers: Headers, request: Request, **kwargs: Any) -> None:
-        if request.meta.get(ROBOTS) or request.meta.get("dont_obey_robotstxt"):
+        meta = request.meta
+        if meta.get(ROBOTS) or meta.get(SITEMAP) or meta.get("dont_obey_robotstxt"):
             return
         raw = headers.get(b"Content-Type")
         if not raw:

@@ -387,6 +387,13 @@ class RobotsCache:
             return not rules.waits and rules.expires > self.clock()
         return rules.kind == PARSED and not rules.allows(url, self.user_agent, self.answers)
 
+    def sitemaps(self, url: str) -> list[str]:
+        """The ``Sitemap:`` lines of the known robots.txt of ``url``'s host ([] while unknown)."""
+        rules = self.rules.get(url_robots_key(url))
+        if rules is None or rules.kind != PARSED or rules.parser is None:
+            return []
+        return list(rules.parser.sitemaps)
+
     # -- loading, one fetch per host at a time -----------------------------------------------
     async def _load(self, key: str, url: str) -> Rules:
         future = self._loading.get(key)

@@ -23,6 +23,7 @@ from scrapy.http import Response
 from scrapy.utils.url import url_is_from_any_domain
 
 from focuscrawl import config
+from focuscrawl.core.content import PageContent
 from focuscrawl.core.extract import ExtractedPage, extract
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.core.orders import capabilities
@@ -248,13 +249,16 @@ class TopicSpider(scrapy.Spider):
         relevance = examples.page(response, digest, scored.score)
         digest = examples.label_digest(digest, relevance) if self.learning else None
         url = canonical(response.url)
-        kept = None
-        if revisits is not None:  # the main content decides what changed (one place)
-            kept = revisits.kept(response, url, page.main_text, scored.score)
+        kept = extracted = None
+        if revisits is not None:  # the main content decides what changed
+            extracted = self._main_content(html, response.url, page)
+            main_text = extracted.text if extracted is not None else page.main_text
+            kept = revisits.kept(response, url, main_text, scored.score)
             if kept is None:
                 return  # a revisit that found nothing new: no line, no new link
             if not kept.first:
-                yield self._item(response, html, page, scored, relevance, content_type, kept)
+                yield self._item(response, html, page, scored, relevance, content_type, kept,
+                                 extracted=extracted)
                 yield from self._outlinks(page, url, scored)
                 return
         near = self.near_duplicates  # the text compared is the page's main text
@@ -271,12 +275,21 @@ class TopicSpider(scrapy.Spider):
             digest=digest, title=page.title, duplicate_of=duplicate_of, spider=self,
         )
         yield self._item(response, html, page, scored, relevance, content_type, kept,
-                         duplicate_of)
+                         duplicate_of, extracted)
         yield from self._outlinks(page, url, scored)
+
+    def _main_content(self, html: str, url: str, page: ExtractedPage) -> PageContent | None:
+        """A continuous crawl's page content, extracted for every page so that a change is
+        always told by the same main text (FOCUS_CONTENT's; None with content off: the text
+        without navigation, headers, footers and sidebars then)."""
+        content = self.content
+        if content is None or content.mode == "none":
+            return None
+        return content.extract(html, url, page.main_text)
 
     def _item(self, response: Response, html: str, page: ExtractedPage, scored: PageScore,
               relevance: float | None, content_type: str, kept: Kept | None,
-              duplicate_of: str | None = None) -> Any:
+              duplicate_of: str | None = None, extracted: PageContent | None = None) -> Any:
         """The page's line: its fields, its content (FOCUS_CONTENT), a continuous crawl's
         version fields, why (explain)."""
         focus = response.meta.get(LINK) or {}
@@ -306,7 +319,9 @@ class TopicSpider(scrapy.Spider):
             fields.update(kept.fields)
         content = self.content
         if content is not None and content.wanted(scored.score):  # once, if it is exported
-            fields.update(content.extract(html, response.url, page.main_text).fields())
+            if extracted is None:
+                extracted = content.extract(html, response.url, page.main_text)
+            fields.update(extracted.fields())
         return page_item_class(self._content_mode, why is not None, kept is not None)(**fields)
 
     def _outlinks(self, page: ExtractedPage, url: str, scored: PageScore,

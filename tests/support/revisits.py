@@ -73,3 +73,18 @@ def expected_changes(fetches: dict[str, list[float]], truth: dict[str, Any],
 
 def epoch(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
+
+
+def served_for(fetches: dict[str, list[float]], item: dict[str, Any]) -> float:
+    """When the server answered the fetch a line was made from: the page's last fetch before
+    the line's ``fetched_at`` (the spider writes it while parsing, however late a busy machine
+    makes that; a page is not fetched again before its answer is parsed)."""
+    done = epoch(item["fetched_at"])
+    return max(t for t in fetches[item["url"]] if t <= done + 0.001)
+
+
+def changed_between_lines(fetches: dict[str, list[float]], truth: dict[str, Any],
+                          before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether the web changed the page between the fetches of two of its lines."""
+    return changes_between(truth["pages"][after["url"]]["changes"],
+                           served_for(fetches, before), served_for(fetches, after)) > 0

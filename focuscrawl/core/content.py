@@ -95,8 +95,9 @@ class PageContent:
         }
 
 
-#: the item fields a content mode adds, in their order (for a fixed schema: Parquet, CSV)
 def field_names(mode: str) -> tuple[str, ...]:
+    """The item fields a content mode adds (``text_length`` aside, which every page has), the
+    content's own first: one fixed schema per crawl (Parquet, CSV)."""
     if mode == "none":
         return ()
     return (mode, "language", "language_confidence", "published", "modified", "author",

@@ -589,13 +589,11 @@ class TraceSampler(_OpenClose):
 
 
 def _crawl_command(args: argparse.Namespace, web: SyntheticWeb, samples: Path) -> list[str]:
-    sys.path.insert(0, str(ROOT))
-    from settings import EXTENSIONS
-
     settings = {
         "DOWNLOAD_HANDLERS": json.dumps({"http": "scale.SyntheticWebHandler",
                                          "https": "scale.SyntheticWebHandler"}),
-        "EXTENSIONS": json.dumps({**EXTENSIONS, "scale.ScaleSampler": 1000,
+        # the project's add-on adds focuscrawl's own extensions to these
+        "EXTENSIONS": json.dumps({"scale.ScaleSampler": 1000,
                                   **({"scale.TraceSampler": 1001} if args.trace else {})}),
         "BENCH_TRACE_PAGES": str(args.trace),
         "BENCH_TRACE_DIR": str(Path(args.trace_dir).resolve()),

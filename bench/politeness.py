@@ -94,6 +94,8 @@ def _html(rng: random.Random, title: str, links: list[str], topicality: int) -> 
 def crawl_settings(mode: str, delay: float, seconds: float = 0.0) -> Any:
     from scrapy.settings import Settings
 
+    from focuscrawl.config import COMPONENTS
+
     s = Settings()
     s.setmodule("settings", priority="project")
     common = {"LOG_LEVEL": "WARNING", "FEEDS": {}, "FOCUS_DEFAULT_FEED": "",
@@ -103,16 +105,16 @@ def crawl_settings(mode: str, delay: float, seconds: float = 0.0) -> Any:
         if mode == "revisit":  # a continuous crawl ends when it is stopped
             extra["CLOSESPIDER_TIMEOUT"] = seconds
     else:
-        ours_off = {k: None for k in s.getdict("DOWNLOADER_MIDDLEWARES") if
-                    k.startswith("focuscrawl.")}
+        # focuscrawl's middlewares off (the project's add-on keeps a component mapped to None
+        # off); its extensions stay
+        ours_off = dict.fromkeys(COMPONENTS["DOWNLOADER_MIDDLEWARES"])
         extra = {
             "SCHEDULER": "scrapy.core.scheduler.Scheduler",
             "DOWNLOAD_DELAY": delay,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
             "DOWNLOAD_DELAY_JITTER": 0.5 if mode == "scrapy" else 0.0,
             "DOWNLOADER_MIDDLEWARES": ours_off,
-            "SPIDER_MIDDLEWARES": {k: None for k in s.getdict("SPIDER_MIDDLEWARES")
-                                   if k.startswith("focuscrawl.")},
+            "SPIDER_MIDDLEWARES": dict.fromkeys(COMPONENTS["SPIDER_MIDDLEWARES"]),
         }
         if mode == "scrapy-global":
             extra["SPIDER_MIDDLEWARES"][f"{__name__}.ScorePriority"] = 990

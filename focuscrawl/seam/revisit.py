@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from scrapy.http import Response
 
-    from focuscrawl.core.frontier import HostPolicy
+    from focuscrawl.core.frontier import HostPolicy, LocalFrontier
     from focuscrawl.seam.lifecycle import Lifecycle
     from focuscrawl.seam.servers import ServerKeys
 
@@ -100,14 +100,16 @@ class Revisits:
         self.frontier: Any = None
 
     @classmethod
-    def local(cls, inner: Any, *, lifecycle: Lifecycle, **kwargs: Any) -> Revisits:
-        """One process's: ``inner`` (the crawl order's frontier) and the schedule, composed."""
+    def local(cls, inner: LocalFrontier, *, lifecycle: Lifecycle, **kwargs: Any
+              ) -> tuple[Revisits, RevisitFrontier]:
+        """One process's: ``inner`` (the crawl order's frontier) and the schedule, composed
+        into the frontier the scheduler then holds."""
         revisits = cls(**kwargs)
-        revisits.frontier = RevisitFrontier(
+        frontier = revisits.frontier = RevisitFrontier(
             inner, revisits.new_schedule(), Split(revisits.share), clock=revisits.clock,
             request_of=revisits.request_of, capacity=revisits.capacity,
             discovering=lambda: lifecycle.budget() > 0)
-        return revisits
+        return revisits, frontier
 
     def new_schedule(self) -> RevisitSchedule:
         if self.policy_name not in POLICIES:

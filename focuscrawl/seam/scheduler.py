@@ -28,7 +28,7 @@ reason naming the cause (``focuscrawl.seam.outcome``).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest, NotConfigured
@@ -42,6 +42,7 @@ from focuscrawl.core.frontier import Entry, HostPolicy, LocalFrontier
 from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
+from focuscrawl.core.refresh.frontier import crawl_order
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import (
     Waker,
@@ -161,7 +162,7 @@ class FocusScheduler:
             reason = BAD_JOBDIR  # only a journaled state can fail to load
             self.state = crawl_state(self.crawler, self.jobdir_path, self.lifecycle)
             self.state.load(self.frontier, self.order_options)
-            self._judging = getattr(self.frontier, "examples", False) is None
+            self._judging = getattr(crawl_order(self.frontier), "examples", False) is None
             # the spider drops the outlinks the order would ignore (a URL handed out) or only
             # count as an in-link (a URL queued, in the learned order)
             self.services.known_urls.register(
@@ -322,7 +323,7 @@ class FocusScheduler:
             self.state.record(Op.SCORED, url, score, hot, digest)
             self.frontier.crawled(url, score, hot, digest)
             if self._judging:
-                verdict = getattr(self.frontier, "examples", None)
+                verdict = getattr(crawl_order(self.frontier), "examples", None)
                 if verdict is not None:
                     self._judging = False
                     self.crawler.signals.send_catch_log(focus_signals.seeds_judged,
@@ -444,11 +445,11 @@ class FocusScheduler:
         """Wrap the crawl order's frontier with the revisits (``focuscrawl.seam.revisit``)."""
         assert self.services is not None and self.frontier is not None
         state = self
-        self.revisits = self.services.revisits = Revisits.local(
+        self.revisits, self.frontier = Revisits.local(
             self.frontier, settings=self.settings, lifecycle=self.lifecycle, policy=self.policy,
             servers=self.services.servers,
             record=lambda op, *args: state.state.record(op, *args))
-        self.frontier = cast(Any, self.revisits.frontier)
+        self.services.revisits = self.revisits
         self.sitemaps = SitemapHints(self.crawler, self.revisits)
         self.sitemaps.start()
 

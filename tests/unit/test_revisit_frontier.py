@@ -8,7 +8,7 @@ import pytest
 from focuscrawl.core.frontier import Link
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.core.refresh import RateEstimator, RevisitSchedule, Split
-from focuscrawl.core.refresh.frontier import REVISIT, RevisitFrontier
+from focuscrawl.core.refresh.frontier import REVISIT, RevisitFrontier, crawl_order
 from focuscrawl.core.refresh.signature import content_signature
 
 
@@ -140,7 +140,23 @@ def test_the_schedulers_settings_reach_the_inner_frontier():
     f = make(clock)
     f.adaptive_slack = "marker"
     assert f.inner.adaptive_slack == "marker"
+    f.same_across_schemes = True
+    assert f.inner.same_across_schemes is True
     assert f.name == f.inner.name
+    assert crawl_order(f) is f.inner and crawl_order(f.inner) is f.inner
+
+
+def test_a_new_page_is_explained_by_its_order_a_revisit_by_nothing():
+    clock = Clock()
+    f = make(clock)
+    f.add(link("http://a.test/new", 0.8))
+    new = f.pop()
+    assert new.extra != REVISIT and f.explain(new) == f.inner.explain(new)
+    f.kept("http://b.test/old", 1.0, "s")
+    clock.now += 3600
+    f.harvest = 0.0
+    revisit = f.pop()
+    assert revisit.extra == REVISIT and f.explain(revisit) is None
 
 
 def test_a_signature_ignores_times_and_counters_not_content():

@@ -18,12 +18,17 @@ server).  What is not the revisits' is the inner frontier's, unchanged.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from focuscrawl.core.frontier import Entry
+from focuscrawl.core.frontier import Capabilities, Entry, Link, LocalFrontier, Ready
 from focuscrawl.core.refresh.schedule import PageState, RevisitSchedule
 from focuscrawl.core.refresh.split import DISCOVER, REVISIT, Split
+
+if TYPE_CHECKING:
+    from focuscrawl.core.frontier.slack import AdaptiveSlack
+    from focuscrawl.core.frontier.spill import Spilled, SpillStore
 
 #: how fast the estimate of a new page's value follows the crawl's recent new pages
 _HARVEST_MEMORY = 0.05
@@ -38,14 +43,13 @@ class RevisitFrontier:
     ``request_of(page)`` makes a revisit's request payload (the seam's; Scrapy's request
     dict); ``discovering()`` says whether new pages may still be fetched (the page budget);
     ``clock`` is wall-clock seconds (a resumed crawl's due times stay right).
+
+    It implements :class:`~focuscrawl.core.frontier.LocalFrontier` itself (mypy checks it
+    where the scheduler holds it): what is about revisits is its own, the rest is written out
+    as a call of the crawl order's frontier.
     """
 
-    _OWN = frozenset({
-        "inner", "schedule", "split", "clock", "request_of", "capacity", "discovering",
-        "calibrate_every", "lease_timeout", "harvest", "_next_calibration", "_leased_at",
-        "_calibrated_pages"})
-
-    def __init__(self, inner: Any, schedule: RevisitSchedule, split: Split, *,
+    def __init__(self, inner: LocalFrontier, schedule: RevisitSchedule, split: Split, *,
                  clock: Callable[[], float], request_of: Callable[[PageState], Any],
                  capacity: Capacity, discovering: Callable[[], bool] = lambda: True,
                  calibrate_every: float = 30.0, lease_timeout: float = 600.0) -> None:
@@ -63,23 +67,12 @@ class RevisitFrontier:
         self._calibrated_pages = 0
         self._leased_at: dict[str, float] = {}
 
-    # everything a frontier has that is not about revisits is the inner frontier's
-    def __getattr__(self, name: str) -> Any:
-        if name in self._OWN:  # not set yet (a half-built or unpickled object)
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in self._OWN:
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.inner, name, value)  # the scheduler sets the order's adaptive slack
-
     def __len__(self) -> int:
         return len(self.inner)
 
     # -- handing out -------------------------------------------------------------------------
-    def pop(self, ready: Any = None, slack: float | None = None, held: Any = None) -> Entry | None:
+    def pop(self, ready: Ready = None, slack: float | None = None,
+            held: Ready = None) -> Entry | None:
         now = self.clock()
         self._calibrate(now)
         page = self.schedule.peek(now, ready)
@@ -211,3 +204,114 @@ class RevisitFrontier:
             "revisit/freshness": round(schedule.estimated_freshness(self.clock()), 4),
         })
         return out
+
+    # -- the crawl order's part, as it is --------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities
+
+    @property
+    def default_slack(self) -> float:
+        return self.inner.default_slack
+
+    @property
+    def adaptive_slack(self) -> AdaptiveSlack | None:
+        return self.inner.adaptive_slack
+
+    @adaptive_slack.setter
+    def adaptive_slack(self, value: AdaptiveSlack | None) -> None:
+        self.inner.adaptive_slack = value  # the scheduler chooses the order's slack
+
+    @property
+    def slack_waits(self) -> int:
+        return self.inner.slack_waits
+
+    @slack_waits.setter
+    def slack_waits(self, value: int) -> None:
+        self.inner.slack_waits = value
+
+    @property
+    def stats(self) -> Counter[str]:
+        return self.inner.stats
+
+    @stats.setter
+    def stats(self, value: Counter[str]) -> None:
+        self.inner.stats = value
+
+    @property
+    def same_across_schemes(self) -> bool:
+        return self.inner.same_across_schemes
+
+    @same_across_schemes.setter
+    def same_across_schemes(self, value: bool) -> None:
+        self.inner.same_across_schemes = value
+
+    def add(self, link: Link) -> bool:
+        return self.inner.add(link)
+
+    def crawled(self, url: str, score: float, hot: bool, digest: Any = None) -> None:
+        self.inner.crawled(url, score, hot, digest)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def explain(self, entry: Entry) -> dict[str, float] | None:
+        return None if entry.extra == REVISIT else self.inner.explain(entry)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def insight(self, sample: int = 20_000, bins: int = 10) -> dict[str, Any]:
+        return self.inner.insight(sample, bins)
+
+    @property
+    def spilled(self) -> Spilled | None:
+        return self.inner.spilled
+
+    def balance(self) -> None:
+        self.inner.balance()
+
+    def set_memory_limit(self, limit: int) -> None:
+        self.inner.set_memory_limit(limit)
+
+    def attach_spill(self, store: SpillStore) -> None:
+        self.inner.attach_spill(store)
+
+    def memory_stats(self) -> dict[str, int | float]:
+        return self.inner.memory_stats()
+
+    @property
+    def done(self) -> Any:
+        return self.inner.done
+
+    @property
+    def counts_inlinks(self) -> bool:
+        return self.inner.counts_inlinks
+
+    def may_ignore(self) -> bool:
+        return self.inner.may_ignore()
+
+    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
+                anchor: str = "", context: object = "") -> bool:
+        return self.inner.ignores(url, parent_score, parent, anchor, context)
+
+    def only_counts(self, url: str, parent: str, parent_score: float, anchor: str = "",
+                    context: object = "") -> bool:
+        return self.inner.only_counts(url, parent, parent_score, anchor, context)
+
+    def count_inlink(self, url: str) -> None:
+        self.inner.count_inlink(url)
+
+    def queued(self, url: str) -> bool:
+        return self.inner.queued(url)
+
+
+def crawl_order(frontier: LocalFrontier) -> LocalFrontier:
+    """The crawl order's own frontier: ``frontier`` itself, or the one a continuous crawl's
+    revisits wrap (what is particular to an order, a learned order's seed verdict or a batch's
+    replay, is asked of it)."""
+    return frontier.inner if isinstance(frontier, RevisitFrontier) else frontier

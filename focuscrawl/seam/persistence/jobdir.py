@@ -39,6 +39,7 @@ from scrapy import signals as scrapy_signals
 from focuscrawl.config import JournalOptions
 from focuscrawl.core.frontier import BestNFirst, Link, LocalFrontier
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
+from focuscrawl.core.refresh.frontier import RevisitFrontier, crawl_order
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
 from focuscrawl.seam.meta import lease_of
@@ -291,7 +292,7 @@ class JournaledState:
                 self.stats.inc_value("focus/journal/inconsistent")
         elif kind is Op.BATCH:
             if frontier.capabilities.batches:
-                cast(BestNFirst, frontier).open_batch()
+                cast(BestNFirst, crawl_order(frontier)).open_batch()
             else:
                 frontier.pop(_never)
         elif kind is Op.SCORED:
@@ -311,7 +312,9 @@ class JournaledState:
         elif kind is Op.DONE:
             lifecycle.replayed_settle(op[1])
         elif kind is Op.REVISIT:
-            cast(Any, frontier).replay(op[1])  # a RevisitFrontier (the crawl's options say)
+            if not isinstance(frontier, RevisitFrontier):  # the crawl's options say it is
+                raise StoreError("journal: a revisit in a crawl that does not revisit")
+            frontier.replay(op[1])
 
     def _put_back(self) -> None:
         """Every URL handed out and not settled goes back to the frontier: fetched again,

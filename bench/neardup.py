@@ -44,7 +44,8 @@ ARGS = ["-a", f"keywords={neardup_web.KEYWORDS}", "-a", f"seeds={neardup_web.SEE
 
 def single(server: ServerProcess, work: Path, group: dict[str, str]) -> dict[str, Any]:
     out = work / "single.jsonl"
-    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-O", str(out), *ARGS]
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topic", "-O", str(out), *ARGS,
+           "-s", "DOWNLOAD_TIMEOUT=60"]  # the slow seed
     proc = start_crawl(cmd, server, work / "single.log")
     if proc.wait(timeout=600) != 0:
         raise RuntimeError((work / "single.log").read_text()[-3000:])
@@ -82,7 +83,8 @@ def main() -> int:
     p.add_argument("--memory", type=int, default=20000, metavar="N",
                    help="distinct pages for the memory figure (0: none)")
     args = p.parse_args()
-    pages, group = neardup_web.build(seed_delay_ms=3000)  # both workers up before its links
+    # the seed is slow: both workers are up before its links, however loaded the machine
+    pages, group = neardup_web.build(seed_delay_ms=10000)
     with ServerProcess(pages=pages) as server, RedisServer() as redis, \
             tempfile.TemporaryDirectory(prefix="neardup-") as tmp:
         for r in range(args.rounds):

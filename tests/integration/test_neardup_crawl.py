@@ -117,11 +117,11 @@ def workers(request, redis_server, tmp_path):
 
 
 def test_two_distributed_workers_mark_the_copies(workers):
-    """Two workers through one redis-server: the same figures as one process, and no group
-    with two pages unmarked although the workers fetch its copies side by side."""
+    """Two workers through one redis-server, fetching a group's pages side by side: the goals
+    of one process, and copies found of pages the other worker exported."""
     procs = workers.start(2, "-a", f"keywords={neardup_web.KEYWORDS}",
                           "-a", f"seeds={neardup_web.SEED_URL}", "-a", "strategy=breadth-first",
-                          "-a", f"max_pages={PAGES + 10}", "-s", "FOCUS_DELAY=0",
+                          "-a", f"max_pages={PAGES + 10}", "-s", "FOCUS_DELAY=0.05",
                           "-s", "FOCUS_CONCURRENCY_PER_SERVER=2")
     assert workers.wait(procs, timeout=180) == [0, 0], workers.tails()
     parts = [workers.exported(i) for i in range(2)]

@@ -261,7 +261,9 @@ class TopicSpider(scrapy.Spider):
                                  extracted=extracted)
                 yield from self._outlinks(page, url, scored)
                 return
-        near = self.near_duplicates  # the text compared is the page's main text
+        # near-copies are told by the text without navigation, headers, footers and sidebars:
+        # FOCUS_CONTENT's main text keeps more of a template's chrome (docs/benchmarks.md)
+        near = self.near_duplicates
         duplicate_of = near.check(response.url, page.main_text, scored.score) if near else None
         if duplicate_of is not None and digest is not None:
             digest = nothing_new(digest)  # a copy is no harvest: the order learns so

@@ -253,8 +253,11 @@ class TopicSpider(scrapy.Spider):
         if revisits is not None:  # the main content decides what changed
             extracted = self._main_content(html, response.url, page)
             main_text = extracted.text if extracted is not None else page.main_text
-            kept = revisits.kept(response, url, main_text, scored.score)
-            if kept is None:
+            kept = revisits.kept(response, url, main_text, scored.score, page.links)
+            if kept.gone:  # the pages no kept page links to any more
+                gone_item = page_item_class(self._content_mode, kept=True)
+                yield from (gone_item(**fields) for fields in kept.gone)
+            if kept.fields is None:
                 return  # a revisit that found nothing new: no line, no new link
             if not kept.first:
                 yield self._item(response, html, page, scored, relevance, content_type, kept,
@@ -318,7 +321,7 @@ class TopicSpider(scrapy.Spider):
         if why is not None:
             fields["why"] = why
         if kept is not None:
-            fields.update(kept.fields)
+            fields.update(kept.fields or {})
         content = self.content
         if content is not None and content.wanted(scored.score):  # once, if it is exported
             if extracted is None:

@@ -14,14 +14,17 @@ For the revisit tests and ``bench/freshness.py``: the demo web server (:mod:`.we
   ``<main>``), and on a share of the pages also the chrome on its own faster clock (a visit
   counter and a time stamp in the footer: bytes that change while the content does not, which a
   crawler must not count as a change);
-* makes a share of the pages disappear at a random time (410 Gone from then on);
+* makes a share of the pages disappear at a random time (410 Gone from then on), and another
+  share lose every link to them at a random time (each page linking to one turns the link into
+  its plain text from then on: the page is still served, but nothing links to it);
 * with ``sitemaps``, publishes each host's ``/sitemap.xml`` (named in its robots.txt) with
   each live page's true last change as ``<lastmod>``;
 * serves ``ETag`` (a hash of the bytes sent), ``Last-Modified`` (the last change of those bytes)
   and 304 for a matching ``If-None-Match`` or, without one, a recent enough
   ``If-Modified-Since``;
 * reports the truth at ``http://127.0.0.1:PORT/_changes.json``: each page served so far, its
-  rate (per real second), its content change times and the time it went away (real epochs).
+  rate (per real second), its content change times, the time it went away and the time it lost
+  its in-links (real epochs).
 
 Standard library only: the server loads this file beside itself, without the package.
 """
@@ -39,6 +42,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from email.utils import formatdate, parsedate_to_datetime
 from typing import Any
+from urllib.parse import urldefrag, urljoin
 
 HOUR, DAY = 3600.0, 86400.0
 # the words a revision's paragraph is made of: plain prose, on no demo topic in particular
@@ -48,6 +52,7 @@ _WORDS = ("update", "revised", "notes", "section", "example", "details", "change
           "clarified", "expanded", "reworded", "corrected", "new", "older", "later", "first")
 _MAIN_END = re.compile(r"</main\s*>", re.I)
 _BODY_END = re.compile(r"</body\s*>", re.I)
+_LINK = re.compile(r"<a\s[^>]*?href=([\"'])(.*?)\1[^>]*>(.*?)</a\s*>", re.I | re.S)
 
 
 @dataclass
@@ -63,6 +68,8 @@ class ChangeConfig:
     noise_interval: float = 10 * 60  # mean time between chrome changes on those (model s)
     gone: float = 0.02               # share of pages that go away at some time ...
     gone_within: float = 30 * DAY    # ... uniform within this long (model s)
+    unlinked: float = 0.02           # share of pages every link to which goes, at some time
+                                     # uniform within gone_within (the page is still served)
     sitemaps: bool = False           # every host publishes /sitemap.xml with <lastmod>
 
     @classmethod
@@ -77,7 +84,8 @@ class ChangeConfig:
 class _PageClock:
     """One page's truth: its rate and its change times (model seconds), drawn lazily."""
 
-    __slots__ = ("rate", "changes", "noise_rate", "noise", "gone_at", "_rng", "_noise_rng")
+    __slots__ = ("rate", "changes", "noise_rate", "noise", "gone_at", "unlinked_at", "_rng",
+                 "_noise_rng")
 
     def __init__(self, config: ChangeConfig, url: str) -> None:
         rng = random.Random(f"{config.seed}:{url}")
@@ -89,6 +97,10 @@ class _PageClock:
         self.noise_rate = 1.0 / config.noise_interval if rng.random() < config.noise else 0.0
         self.gone_at = (rng.uniform(0.0, config.gone_within) if rng.random() < config.gone
                         else math.inf)
+        # drawn on a generator of its own: the other draws stay those of a web without it
+        unlink = random.Random(f"{config.seed}:{url}:unlinked")
+        self.unlinked_at = (unlink.uniform(0.0, config.gone_within)
+                            if unlink.random() < config.unlinked else math.inf)
         self._rng = random.Random(f"{config.seed}:{url}:changes")
         self._noise_rng = random.Random(f"{config.seed}:{url}:noise")
         self.changes: list[float] = []
@@ -183,7 +195,9 @@ class ChangingWeb:
             changed = [clock.changes[version - 1] if version else -math.inf,
                        clock.noise[noise - 1] if noise else -math.inf]
             noise_time = changed[1] if noise else 0.0
-        resp.body = self.body(url, resp.body, version, noise, noise_time)
+            body, unlinked = self._unlink(url, resp.body, model)
+            changed.append(unlinked)
+        resp.body = self.body(url, body, version, noise, noise_time)
         etag = '"' + hashlib.blake2b(resp.body, digest_size=8).hexdigest() + '"'
         modified = self.real_time(max(0.0, *changed))
         resp.headers["ETag"] = etag
@@ -191,6 +205,26 @@ class ChangingWeb:
         if _not_modified(headers, etag, modified):
             resp.status, resp.body = 304, b""
         return resp
+
+    def _unlink(self, url: str, html: bytes, model: float) -> tuple[bytes, float]:
+        """``html`` with each link to a page unlinked by ``model`` time turned into its text,
+        and when the last of those went (-inf: none); the caller holds the lock."""
+        last = -math.inf
+
+        def keep_or_cut(m: re.Match[str]) -> str:
+            nonlocal last
+            target = urldefrag(urljoin(url, m.group(2)))[0]
+            if target == url:
+                return m.group(0)
+            at = self.page(target).unlinked_at
+            if at > model:
+                return m.group(0)
+            last = max(last, at)
+            return m.group(3)
+
+        text = html.decode("utf-8", "replace")
+        cut = _LINK.sub(keep_or_cut, text)
+        return (cut.encode("utf-8") if cut != text else html), last
 
     def sitemap(self, host: str, paths: list[str]) -> bytes:
         """``host``'s sitemap now: each live page of ``paths`` with its last content change."""
@@ -226,6 +260,8 @@ class ChangingWeb:
                     "rate": clock.rate * self.config.speed,
                     "changes": [self.real_time(t) for t in clock.changed_before(model)],
                     "gone": self.real_time(clock.gone_at) if clock.gone_at <= model else None,
+                    "unlinked": (self.real_time(clock.unlinked_at)
+                                 if clock.unlinked_at <= model else None),
                 }
         return {"config": asdict(self.config), "start": self.start, "now": now, "pages": pages}
 

@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from focuscrawl.core.refresh.inlinks import Links
 from focuscrawl.core.refresh.schedule import PageState, RevisitSchedule
 from focuscrawl.core.refresh.split import REVISIT, Split
 from focuscrawl.core.urls import host
@@ -202,10 +203,11 @@ class SharedRevisits:
             self.tick()
 
     def kept(self, url: str, weight: float, signature: str, *, host: str | None = None,
-             etag: str | None = None, last_modified: str | None = None) -> PageState:
+             etag: str | None = None, last_modified: str | None = None,
+             seed: bool = False) -> PageState:
         self._allocated()
         page = self.schedule.add(url, self.clock(), weight, signature, etag=etag,
-                                 last_modified=last_modified, host=host)
+                                 last_modified=last_modified, host=host, seed=seed)
         if self.schedule.allocation is None:  # the crawl's first page of all
             self._calibrate()
         self.harvest += _HARVEST_MEMORY * (weight - self.harvest)
@@ -227,6 +229,12 @@ class SharedRevisits:
         page.due = self.clock()
         self.store.reschedule([page])
         return True
+
+    def linked(self, url: str, links: Links) -> tuple[list[PageState], list[PageState]]:
+        """Not in a distributed crawl: whether any kept page still links to a page is a
+        question for every worker's latest fetches at once, which no worker has; a page is
+        found gone by its own 404 or 410."""
+        return [], []
 
     def gone(self, url: str) -> bool:
         first = self.schedule.mark_gone(url, self.clock())

@@ -11,7 +11,11 @@ from its Last-Modified; 304, 404 and 410 reach the spider), and answers the spid
 * a revisit's 304, or a page whose main-content signature did not change, is an unchanged
   visit: nothing exported;
 * a changed signature is a new version, exported with ``changed: true``;
-* a 404 or 410 is a page gone, exported once with ``gone: true``.
+* a 404 or 410 is a page gone, exported once with ``gone: true``;
+* a kept page's links, at each fetch with a body, tell which kept pages no kept page links to
+  any more: those are gone too, each exported once with ``gone: true`` (its ``status`` its own
+  last answer, 200), and fetched again if a page links to them again
+  (:mod:`focuscrawl.core.refresh.inlinks`).
 
 Each outcome is journaled (``Op.REVISIT``: the page's whole state after it) before its item is
 written, so a resumed crawl keeps every page's versions and observations; the feed skips a line
@@ -25,15 +29,18 @@ import logging
 import math
 import time
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from focuscrawl import config
 from focuscrawl.core.refresh import POLICIES, RateEstimator, RevisitSchedule, Split
 from focuscrawl.core.refresh.frontier import RevisitFrontier
+from focuscrawl.core.refresh.inlinks import link_keys
 from focuscrawl.core.refresh.schedule import CHANGED, GONE, UNCHANGED, PageState, relevance_weight
 from focuscrawl.core.refresh.signature import content_signature
+from focuscrawl.core.urls import canonical
 from focuscrawl.seam.meta import LINK
 from focuscrawl.seam.persistence.ops import Op
 
@@ -62,11 +69,13 @@ def iso(epoch: float) -> str:
 
 @dataclass
 class Kept:
-    """What the spider exports of a kept page's fetch: the item's extra fields, and whether it
-    is the page's first fetch (counted in the crawl's harvest)."""
+    """What the spider exports of a kept page's fetch: the item's extra fields (None: nothing,
+    a revisit that found no change), whether it is the page's first fetch (counted in the
+    crawl's harvest), and the lines of the pages gone because it no longer links to them."""
 
-    fields: dict[str, Any]
-    first: bool
+    fields: dict[str, Any] | None
+    first: bool = False
+    gone: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _unrecorded(*args: Any) -> None:
@@ -177,6 +186,8 @@ class Revisits:
         page = self.frontier.schedule.get(url)
         if page is None:
             return None  # not kept (a redirect's target): parsed as a new page
+        if page.orphaned_by is not None:
+            return []  # found gone while this revisit was in flight: said already
         status = response.status
         if status == 304:
             self._apply(url, lambda: self.frontier.revisited(
@@ -190,9 +201,11 @@ class Revisits:
             return [self._gone_fields(page, status)] if first else []
         return None
 
-    def kept(self, response: Response, url: str, main_text: str, score: float) -> Kept | None:
-        """A parsed page of the crawl: the fields its item adds, or None for a revisit that
-        found the main content unchanged (nothing to export)."""
+    def kept(self, response: Response, url: str, main_text: str, score: float,
+             links: Iterable[Any] = ()) -> Kept:
+        """A parsed page of the crawl (``links``: its outlinks, each with a ``url``): the
+        fields its item adds, and the lines of the pages found gone by its links.  Its state is
+        journaled (``Op.REVISIT``) before the spider writes any of them."""
         signature = content_signature(main_text)
         weight = relevance_weight(score, self.relevant_score)
         etag = _header(response, b"ETag")
@@ -200,23 +213,48 @@ class Revisits:
         request = response.request
         key = request.url if request is not None and self.is_revisit(request) else url
         page = self.frontier.schedule.get(key)
-        if page is None or page.gone:
+        if page is not None and page.orphaned_by is not None:
+            return Kept(None)  # found gone while this revisit was in flight: said already
+        if page is None or page.gone or page.back:
+            new = page is None
+            seed = (response.meta.get(LINK) or {}).get("parent") is None
             page = self.frontier.kept(key, weight, signature, host=self.servers.key(key),
-                                      etag=etag, last_modified=modified)
+                                      etag=etag, last_modified=modified, seed=seed)
             page.score = score
-            self.record(Op.REVISIT, page.to_dict())
-            return Kept(self._fields(page, changed=False), first=True)
-        outcome = self.frontier.revisited(key, signature=signature, weight=weight, etag=etag,
-                                          last_modified=modified)
-        self._recent.append(self.clock())
-        page.score = score
+            kept = Kept(self._fields(page, changed=False), first=new)
+        else:
+            outcome = self.frontier.revisited(key, signature=signature, weight=weight,
+                                              etag=etag, last_modified=modified)
+            self._recent.append(self.clock())
+            page.score = score
+            kept = Kept(None)
+            if outcome == CHANGED or page.owed:
+                # (owed: a resumed crawl's page whose last line may not have been written; the
+                # feed skips it if it was)
+                kept.fields = self._fields(page, changed=page.version > 1)
+        owed, page.owed = page.owed, False
+        kept.gone = self._linked(page, links, owed)
+        return kept
+
+    def _linked(self, page: PageState, links: Iterable[Any], owed: bool) -> list[dict[str, Any]]:
+        """``page``'s links at this fetch: the lines of the pages gone because no kept page
+        links to them any more (and, for an owed fetch, those it found so before the crash:
+        their lines may be unwritten; the feed skips those that were)."""
+        targets = []
+        for link in links:
+            try:
+                targets.append(canonical(link.url))
+            except ValueError:
+                continue  # not a page's link (mailto:, javascript:)
+        orphans, back = self.frontier.linked(page.url, link_keys(targets, page.url))
+        # the pages it made gone first: a kill before the page's own state is journaled
+        # fetches it again, and that fetch says their lines again (owed)
+        for other in orphans + back:
+            self.record(Op.REVISIT, other.to_dict())
         self.record(Op.REVISIT, page.to_dict())
-        if outcome != CHANGED and not page.owed:
-            return None
-        # (owed: a resumed crawl's page whose last line may not have been written; the feed
-        # skips it if it was)
-        page.owed = False
-        return Kept(self._fields(page, changed=page.version > 1), first=False)
+        if owed:
+            orphans = self.frontier.schedule.orphans_of(page.url)
+        return [self._gone_fields(other, 200) for other in orphans]
 
     def _apply(self, url: str, change: Callable[[], Any]) -> None:
         change()

@@ -18,8 +18,10 @@ from tests.support.revisits import (
     SEED,
     TOPIC,
     changed_between_lines,
+    epoch,
     expected_changes,
     fetch_times,
+    linkers,
     site,
 )
 
@@ -64,14 +66,40 @@ async def test_a_continuous_crawl_exports_the_changes_the_web_made(proxy_to, mon
     assert +exported == +found
     noisy = [u for u in lines if truth["pages"][u]["changes"] == [] and len(fetches[u]) > 2]
     assert noisy and all(sum(not i["gone"] for i in lines[u]) == 1 for u in noisy)
-    # a page gone is exported once, after it went
-    assert sum(i["gone"] for i in result.items) >= 1
+    # a page gone (410) is exported once, after it went
+    assert sum(i["gone"] and i["status"] == 410 for i in result.items) >= 1
     for url, items in lines.items():
-        gone = [i for i in items if i["gone"]]
+        gone = [i for i in items if i["gone"] and i["status"] == 410]
         went = truth["pages"][url]["gone"]
         assert len(gone) == (1 if went is not None and fetches[url][-1] > went else 0), url
         for item in gone:
-            assert item["status"] == 410 and item["version"] == items[-2]["version"]
+            assert item["version"] == items[-2]["version"]
+    # so is a page every kept page that linked to it stopped linking to (it is still served):
+    # only once each of them was fetched again after the web took its link away, and every
+    # such page whose linkers were all fetched twice since (the first fetch then parsed)
+    linked_from = linkers()
+    orphans = {}
+    for url, items in lines.items():
+        gone = [i for i in items if i["gone"] and i["status"] != 410]
+        assert len(gone) <= 1 and all(i["status"] == 200 and i is items[-1] for i in gone), url
+        if gone:
+            orphans[url] = gone[0]
+    assert orphans  # the web took links away, and the crawl saw it
+    for url, item in orphans.items():
+        unlinked = truth["pages"][url]["unlinked"]
+        assert unlinked is not None, url
+        declared = epoch(item["fetched_at"])
+        for linker in linked_from[url] & set(lines):
+            assert any(unlinked < t <= declared + 0.001 for t in fetches[linker]), (url, linker)
+    for url in lines:
+        unlinked = truth["pages"][url]["unlinked"]
+        kept_linkers = linked_from[url] & set(lines)
+        if (unlinked is None or truth["pages"][url]["gone"] is not None or url == SEED
+                or not kept_linkers
+                or any(truth["pages"][p]["gone"] is not None for p in kept_linkers)):
+            continue
+        if all(sum(t > unlinked for t in fetches[p]) >= 2 for p in kept_linkers):
+            assert url in orphans, url
     # per-server politeness holds for revisits and discovery alike
     servers = FocusServices.of(result.crawler).policy.servers
     for host in ("a.test", "b.test"):

@@ -4,6 +4,7 @@ fetched it as the server's log shows should have found."""
 from __future__ import annotations
 
 import bisect
+import re
 from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
@@ -16,7 +17,7 @@ TOPIC = "garden compost"
 #: model time runs an hour a second: the fastest pages change about once a second
 CHANGING = {"seed": 7, "speed": 3600.0, "never": 0.25, "min_interval": HOUR,
             "max_interval": 24 * HOUR, "noise": 0.4, "noise_interval": 600.0, "gone": 0.15,
-            "gone_within": 10 * HOUR}
+            "gone_within": 10 * HOUR, "unlinked": 0.25}
 
 
 SEED = "http://a.test/index.html"
@@ -39,6 +40,18 @@ def site(pages_per_host: int = 12) -> dict[str, dict[str, Page]]:
         host, path = url[len("http://"):].split("/", 1)
         pages[host]["/" + path] = Page(body)
     return pages
+
+
+def linkers() -> dict[str, set[str]]:
+    """Each page of :func:`site` -> the pages linking to it (itself left out)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for host, pages in site().items():
+        for path, page in pages.items():
+            source = f"http://{host}{path}"
+            for target in re.findall(r'href="([^"]+)"', page.body):
+                if target != source:
+                    out[target].add(source)
+    return out
 
 
 def fetch_times(rows: list[dict[str, Any]]) -> dict[str, list[float]]:

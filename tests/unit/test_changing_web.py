@@ -155,3 +155,23 @@ def test_lastmod_dates_as_sites_write_them():
     assert lastmod_epoch("1970-01-01T01:00:00Z") == 3600.0
     assert lastmod_epoch("1970-01-01T02:00:00.5+01:00") == 3600.5
     assert lastmod_epoch("yesterday") is None
+
+
+def test_a_page_unlinked_loses_every_link_to_it_and_is_still_served():
+    clock = Clock()
+    web = ChangingWeb(ChangeConfig(seed=2, speed=1.0, never=1.0, noise=0.0, gone=0.0,
+                                   unlinked=1.0, gone_within=100.0),
+                      start=clock.now, clock=clock)
+    at = web.page("http://a.test/").unlinked_at  # the page PAGE's "Home" link goes to
+    first = serve(web)
+    assert b"<a href='/'>Home</a>" in first.body
+    clock.now += at + 1.0
+    later = serve(web, headers={"If-None-Match": first.headers["ETag"]})
+    assert later.status == 200 and later.headers["ETag"] != first.headers["ETag"]
+    assert b"<a href" not in later.body and b"<nav>Home</nav>" in later.body  # its text stays
+    page = extract(later.body.decode(), "http://a.test/p.html", with_context=False)
+    assert page.main_text == extract(first.body.decode(), "http://a.test/p.html",
+                                     with_context=False).main_text
+    assert later.headers["Last-Modified"] == formatdate(1000.0 + at, usegmt=True)
+    assert serve(web, "/").status == 200  # nothing links to it; it is still there
+    assert web.report()["pages"]["http://a.test/"]["unlinked"] == 1000.0 + at

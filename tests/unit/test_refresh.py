@@ -20,6 +20,7 @@ from focuscrawl.core.refresh import (
 )
 from focuscrawl.core.refresh.estimate import map_rate
 from focuscrawl.core.refresh.freshness import fresh_time, weighted_freshness
+from focuscrawl.core.refresh.inlinks import link_keys
 from focuscrawl.core.refresh.policy import frequencies, frequency
 from focuscrawl.core.refresh.schedule import CHANGED, UNCHANGED, PageState
 from focuscrawl.core.refresh.simulate import simulate
@@ -323,3 +324,67 @@ def test_a_sitemap_hint_makes_a_changed_page_due_at_once_and_no_other():
     assert s.pop(10.0) is None  # the other page is not due
     s.visited("http://a.test/p", 11.0, changed=True)
     assert not page.hinted and page.due > 11.0
+
+
+def links(source: str, *targets: str) -> tuple[int, ...]:
+    return link_keys(targets, source)
+
+
+def test_a_page_every_linker_stopped_linking_to_is_gone_once():
+    s = make_schedule("uniform")
+    a, b, q, seed = (f"http://a.test/{p}" for p in ("a", "b", "q", "index"))
+    s.add(seed, 0.0, 1.0, seed=True)
+    for url in (a, b, q):
+        s.add(url, 0.0, 1.0)
+    s.calibrate(budget=1.0)
+    assert s.linked(seed, links(seed, a, b, seed), 1.0) == ([], [])  # its own link: no count
+    assert s.linked(a, links(a, q, seed), 1.0) == ([], [])
+    assert s.linked(b, links(b, q), 1.0) == ([], [])
+    assert s.inlinks.count(q) == 2
+    assert s.linked(a, links(a, seed), 2.0) == ([], [])  # b still links to it
+    orphans, back = s.linked(b, (), 3.0)
+    assert [p.url for p in orphans] == [q] and back == []
+    page = s.get(q)
+    assert page.gone and page.orphaned_by == b and s.counts["gone"] == 1
+    assert s.orphans_of(b) == [page] and s.pop(100.0, lambda h: True).url != q
+    assert s.linked(b, (), 4.0) == ([], [])  # said once
+    # a page the crawl started from is never found gone so
+    assert s.linked(a, (), 5.0) == ([], []) and not s.get(seed).gone
+
+
+def test_a_page_linked_to_again_comes_back_and_a_gone_linker_still_counts():
+    s = make_schedule("uniform")
+    a, b, q = (f"http://a.test/{p}" for p in ("a", "b", "q"))
+    for url in (a, b, q):
+        s.add(url, 0.0, 1.0)
+    s.calibrate(budget=1.0)
+    s.linked(a, links(a, q), 1.0)
+    s.linked(b, links(b, q), 1.0)
+    assert s.mark_gone(b, 2.0)  # b answered 410: its link is not taken back
+    assert s.linked(a, (), 3.0) == ([], []) and not s.get(q).gone
+    s2 = make_schedule("uniform")
+    for url in (a, q):
+        s2.add(url, 0.0, 1.0)
+    s2.calibrate(budget=1.0)
+    s2.linked(a, links(a, q), 1.0)
+    (orphan,), _ = s2.linked(a, (), 2.0)
+    _, (back,) = s2.linked(a, links(a, q), 3.0)
+    assert back is orphan and not back.gone and back.back and back.owed
+    assert back.due == 3.0  # due at once: fetched again
+    assert s2.counts["gone"] == 0
+
+
+def test_the_in_links_survive_a_saved_state():
+    s = make_schedule("uniform")
+    a, q = "http://a.test/a", "http://a.test/q"
+    for url in (a, q):
+        s.add(url, 0.0, 1.0)
+    s.linked(a, links(a, q), 1.0)
+    again = make_schedule("uniform")
+    for page in s.pages.values():
+        again.put(page.to_dict())
+    again.put(s.get(a).to_dict())  # a page's state replayed twice counts once
+    assert again.inlinks.count(q) == 1
+    (orphan,), _ = again.linked(a, (), 2.0)
+    assert orphan.url == q
+    assert PageState.from_dict(orphan.to_dict()).orphaned_by == a

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from focuscrawl.core.frontier import Capabilities, Entry, Link, LocalFrontier, Ready
+from focuscrawl.core.refresh.inlinks import Links
 from focuscrawl.core.refresh.schedule import PageState, RevisitSchedule
 from focuscrawl.core.refresh.split import DISCOVER, REVISIT, Split
 
@@ -139,10 +140,11 @@ class RevisitFrontier:
 
     # -- what the crawl reports ----------------------------------------------------------------
     def kept(self, url: str, weight: float, signature: str, *, host: str | None = None,
-             etag: str | None = None, last_modified: str | None = None) -> PageState:
+             etag: str | None = None, last_modified: str | None = None,
+             seed: bool = False) -> PageState:
         """A page fetched for the first time: from now on it is revisited."""
         page = self.schedule.add(url, self.clock(), weight, signature, etag=etag,
-                                 last_modified=last_modified, host=host)
+                                 last_modified=last_modified, host=host, seed=seed)
         self.harvest += _HARVEST_MEMORY * (weight - self.harvest)
         return page
 
@@ -158,6 +160,11 @@ class RevisitFrontier:
         """The page answered 404 or 410: True the first time."""
         self._leased_at.pop(url, None)
         return self.schedule.mark_gone(url, self.clock())
+
+    def linked(self, url: str, links: Links) -> tuple[list[PageState], list[PageState]]:
+        """A kept page's out-links at this fetch: the pages now gone because no kept page links
+        to them, and those linked to again (:meth:`RevisitSchedule.linked`)."""
+        return self.schedule.linked(url, links, self.clock())
 
     def hint(self, url: str, changed_at: float) -> bool:
         """A sitemap's ``lastmod`` for ``url`` (wall clock): due now if it changed since."""

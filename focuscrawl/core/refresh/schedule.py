@@ -3,11 +3,13 @@
 A page enters once fetched (:meth:`RevisitSchedule.add`), is handed out when due and its server
 is ready (:meth:`RevisitSchedule.pop`), and comes back with what the revisit found
 (:meth:`RevisitSchedule.visited`): unchanged (a 304, or the same main-content signature),
-changed (a new version), or gone.  Each visit is an observation for the page's change rate
-(:mod:`.estimate`); :meth:`RevisitSchedule.calibrate` re-solves the allocation (:mod:`.policy`)
-for the revisit budget politeness allows, and each page's next due time is its last visit plus
-1/f.  Pages wait in one heap per server, and servers in a heap by their earliest due page, so a
-busy server is skipped without reordering the others.
+changed (a new version), or gone: it answered 404 or 410, or every kept page that linked to it
+stopped linking to it (:meth:`RevisitSchedule.linked`, :mod:`.inlinks`). Each visit is an
+observation for the page's change rate (:mod:`.estimate`); :meth:`RevisitSchedule.calibrate`
+re-solves the allocation (:mod:`.policy`) for the revisit budget politeness allows, and each
+page's next due time is its last visit plus 1/f. Pages wait in one heap per server, and servers
+in a heap by their earliest due page, so a busy server is skipped without reordering the
+others.
 
 The state of a page is plain data (:meth:`PageState.to_dict`), so a crawl's journal can keep
 it and a resumed crawl goes on with the same versions and rates.
@@ -22,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from focuscrawl.core.fingerprints import fingerprint
 from focuscrawl.core.refresh.estimate import ChangeStats, RateEstimator
+from focuscrawl.core.refresh.inlinks import InLinks, Links
 from focuscrawl.core.refresh.policy import POLICIES, Allocation, allocate
 from focuscrawl.core.urls import directory as url_directory
 from focuscrawl.core.urls import host as url_host
@@ -45,7 +49,8 @@ class PageState:
 
     __slots__ = ("url", "host", "directory", "weight", "score", "first_seen", "last_visit",
                  "last_changed", "version", "signature", "etag", "last_modified", "stats",
-                 "rate", "due", "gone", "leased", "owed", "hinted")
+                 "rate", "due", "gone", "leased", "owed", "hinted", "links", "orphaned_by",
+                 "back", "seed")
 
     def __init__(self, url: str, now: float, weight: float, signature: str = "",
                  etag: str | None = None, last_modified: str | None = None,
@@ -69,13 +74,23 @@ class PageState:
         self.owed = False
         #: a sitemap says it changed since the last visit (until the next visit)
         self.hinted = False
+        #: its out-links at its last fetch with a body (None: not seen yet)
+        self.links: Links | None = None
+        #: gone because this kept page dropped the last link to it
+        self.orphaned_by: str | None = None
+        #: linked to again after it was gone so: fetched again as a page back from the dead
+        self.back = False
+        #: the crawl started from it, not from a link: never gone for want of one
+        self.seed = False
 
     _SAVED = ("url", "host", "weight", "score", "first_seen", "last_visit", "last_changed",
-              "version", "signature", "etag", "last_modified", "gone")
+              "version", "signature", "etag", "last_modified", "gone", "orphaned_by", "back",
+              "seed")
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self._SAVED}
         out["stats"] = self.stats.to_list()
+        out["links"] = list(self.links) if self.links is not None else None
         return out
 
     @classmethod
@@ -86,6 +101,11 @@ class PageState:
             setattr(page, k, data[k])
         page.score = data.get("score", 0.0)
         page.stats = ChangeStats.from_list(data["stats"])
+        links = data.get("links")  # (a state saved before in-links were kept has none)
+        page.links = tuple(links) if links is not None else None
+        page.orphaned_by = data.get("orphaned_by")
+        page.back = data.get("back", False)
+        page.seed = data.get("seed", False)
         return page
 
     def __repr__(self) -> str:
@@ -116,6 +136,8 @@ class RevisitSchedule:
         self._listed: dict[str, float] = {}  # host -> the due of its one live servers' item
         self._seq = 0
         self.counts = {UNCHANGED: 0, CHANGED: 0, GONE: 0}
+        self.inlinks = InLinks()
+        self._by_key: dict[int, str] = {}  # a kept page's URL by its fingerprint
 
     def __len__(self) -> int:
         return len(self.pages)
@@ -165,13 +187,18 @@ class RevisitSchedule:
     # -- the page's life
     def add(self, url: str, now: float, weight: float, signature: str = "", *,
             etag: str | None = None, last_modified: str | None = None,
-            host: str | None = None) -> PageState:
-        """A page fetched for the first time (or again after it was gone)."""
+            host: str | None = None, seed: bool = False) -> PageState:
+        """A page fetched for the first time (or again after it was gone); ``seed``: one the
+        crawl started from."""
         page = PageState(url, now, weight, signature, etag, last_modified, host)
+        page.seed = seed
         old = self.pages.get(url)
         if old is not None:  # back from the dead: keep what was learnt of it
             page.stats, page.version, page.first_seen = old.stats, old.version + 1, old.first_seen
+            page.links = old.links  # counted in the in-links until its links are seen again
+            page.seed = old.seed
         self.pages[url] = page
+        self._by_key[fingerprint(url)] = url
         page.rate = self.rate(page)
         self._reschedule(page)
         return page
@@ -220,6 +247,45 @@ class RevisitSchedule:
         self._list(page.host)
         self.counts[GONE] += 1
         return True
+
+    def linked(self, url: str, links: Links, now: float) -> tuple[list[PageState],
+                                                                 list[PageState]]:
+        """A fetch of kept page ``url`` found these out-links (:func:`.inlinks.link_keys`):
+        the kept pages that no kept page links to any more, now gone (the caller exports each
+        once), and the pages gone so that are linked to again, due at once (each is fetched and
+        kept again, a new version).
+
+        A page that answered 404 or 410 keeps its last links counted: a page whose linker went
+        away is told gone by its own answer, not by its linker's."""
+        page = self.pages[url]
+        old = page.links or ()
+        page.links = links
+        dropped, relinked = self.inlinks.change(old, links)
+        orphans, back = [], []
+        for key in dropped:
+            other = self.pages.get(self._by_key.get(key, ""))
+            if (other is not None and other is not page and not other.seed
+                    and self.mark_gone(other.url, now)):
+                other.orphaned_by = url
+                orphans.append(other)
+        for key in relinked:
+            other = self.pages.get(self._by_key.get(key, ""))
+            if other is not None and other.gone and other.orphaned_by is not None:
+                self._revive(other, now)
+                back.append(other)
+        return orphans, back
+
+    def _revive(self, page: PageState, now: float) -> None:
+        page.gone = False
+        self.counts[GONE] -= 1
+        page.orphaned_by = None
+        page.back = page.owed = page.hinted = True  # owed: fetched whole, not a 304
+        page.due = now
+        self._push(page)
+
+    def orphans_of(self, url: str) -> list[PageState]:
+        """The pages gone because ``url`` dropped the last link to them."""
+        return [p for p in self.pages.values() if p.gone and p.orphaned_by == url]
 
     def release(self, url: str, now: float, retry_in: float) -> None:
         """A revisit that failed (a network error): due again in ``retry_in`` seconds."""
@@ -314,7 +380,7 @@ class RevisitSchedule:
         page = self.pages.get(url)
         if page is not None:
             page.owed = True
-            if page.gone:
+            if page.gone and page.orphaned_by is None:  # (an orphan's line is its linker's)
                 page.gone = False
                 self.counts[GONE] -= 1
         return page
@@ -328,7 +394,10 @@ class RevisitSchedule:
         if old is not None:
             self.estimator.pool(old.host, old.directory, old.stats, -1)
         self.estimator.pool(page.host, page.directory, page.stats)
+        # the in-links as they were when this state was saved (no page is found gone here)
+        self.inlinks.change((old.links or ()) if old is not None else (), page.links or ())
         self.pages[page.url] = page
+        self._by_key[fingerprint(page.url)] = page.url
         page.rate = self.rate(page)
         self._reschedule(page)
         return page

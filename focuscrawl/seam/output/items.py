@@ -46,13 +46,13 @@ class ExplainedPageItem(PageItem):
 class KeptPageItem(PageItem):
     """A page of a continuous crawl (FOCUS_REVISIT): exported when first fetched (version 1),
     then again each time a revisit finds its main content changed (``changed`` true), and once
-    when it is gone (404, 410: ``gone`` true)."""
+    when it is gone (404, 410, or no kept page links to it any more: ``gone`` true)."""
 
     version: int = 1  # 1 when first fetched, one more at each change found
     first_seen: str = ""  # ISO 8601, UTC: when the crawl first fetched it
     last_changed: str = ""  # when a fetch last found its main content changed (or first_seen)
     changed: bool = False  # this line is a change of a page exported before
-    gone: bool = False  # the page answered 404 or 410 (exported once)
+    gone: bool = False  # it answered 404 or 410, or no kept page links to it (once)
 
 
 @dataclass

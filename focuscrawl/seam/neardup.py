@@ -140,12 +140,13 @@ class NearDuplicates:
             return None
         try:
             found = index.add(url, signature)
-        except IndexUnavailable as e:
+        except IndexUnavailable:  # the link to the index said why, once
             self.stats.inc_value(UNCHECKED)
             if not self._warned:
                 self._warned = True
                 logger.warning("focuscrawl: pages are exported unchecked for near-duplicates "
-                               "while the index is away (%s); counted in %s", e, UNCHECKED)
+                               "while the shared index cannot be asked; counted in %s",
+                               UNCHECKED)
             return None
         if found is not None:
             self.stats.inc_value(FOUND)

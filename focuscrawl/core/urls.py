@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import posixpath
 from functools import lru_cache
 from urllib.parse import urlsplit
@@ -71,6 +72,33 @@ def host(url: str) -> str:
     Cached: asked of every outlink by the link filter and again by the scheduler.
     """
     return (urlsplit(url).hostname or "").lower()
+
+
+def allowed_domain(entry: str) -> str:
+    """An ``allowed_domains`` entry as Scrapy's offsite filter reads it: a host name (or an IP
+    address), lower-cased, which allows that host and its subdomains on any port.  ValueError
+    (one line) for an entry naming a port, a scheme or a path: the offsite filter compares
+    host names only, so such an entry would pass the spider's check and let nothing through
+    Scrapy's."""
+    value = entry.strip().lower()
+    try:
+        return str(ipaddress.ip_address(value[1:-1] if value.startswith("[") else value))
+    except ValueError:
+        pass
+    if "/" in value or not value:
+        raise ValueError(f"{entry!r} is not a domain: give a host name, such as example.com")
+    name, colon, port = value.rpartition(":")
+    if colon:
+        raise ValueError(f"{entry!r} names a port: give the host name {name.strip('[]')!r} "
+                         f"(a domain is allowed on any port)")
+    return value
+
+
+def in_domains(url: str, domains: list[str] | tuple[str, ...]) -> bool:
+    """Whether ``url``'s host is one of ``domains`` (:func:`allowed_domain` entries) or a
+    subdomain of one, whatever its port: the rule of Scrapy's offsite filter."""
+    name = host(url)
+    return bool(name) and any(name == d or name.endswith("." + d) for d in domains)
 
 
 def scheme_twin(url: str) -> str | None:

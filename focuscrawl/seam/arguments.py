@@ -14,7 +14,7 @@ from typing import Any
 from focuscrawl.core.content import parse_mode
 from focuscrawl.core.orders import STRATEGIES
 from focuscrawl.core.relevance import parse_keywords
-from focuscrawl.core.urls import canonical
+from focuscrawl.core.urls import allowed_domain, canonical
 
 
 class ArgumentError(ValueError):
@@ -210,7 +210,10 @@ def parse_arguments(
     if allowed_domains:
         raw = allowed_domains if isinstance(allowed_domains, list) else str(allowed_domains)
         parts = raw if isinstance(raw, list) else raw.split(",")
-        domains = [d.strip().lower() for d in parts if d.strip()]
+        try:
+            domains = [allowed_domain(d) for d in parts if d.strip()]
+        except ValueError as e:
+            raise ArgumentError(f"allowed_domains: {e}") from None
     render_mode = str(render or "").strip().lower()
     if render_mode not in ("", "none", "js"):
         raise ArgumentError(f"render must be js or none, not {render!r}")

@@ -328,7 +328,8 @@ _declare(G, "FOCUS_IRRELEVANT_DIR_SHARE", "float", 0.9,
 
 G = _group("Fetch rules", "Pant et al.'s rules (focuscrawl.seam.middlewares.fetchrules).")
 _declare(G, "FOCUS_MAX_PAGE_BYTES", "int", 100 * 1024,
-         "Keep the first 100 KB of a page; longer pages are truncated and still scored (0: off).")
+         "Keep the first 100 KB of a page; longer pages are truncated and still scored (0: off); "
+         "FOCUS_CONTENT is taken from the whole page, downloaded for it alone.")
 _declare(G, "FOCUS_FETCH_HTML_ONLY", "bool", True,
          "Stop a download at its headers if its Content-Type is not HTML.")
 _declare(G, "FOCUS_FETCH_TYPES", "list", ["text/html", "application/xhtml+xml"],
@@ -342,7 +343,8 @@ _declare(G, "FOCUS_CONTENT", "str", "text",
          tier=USER)
 _declare(G, "FOCUS_CONTENT_MAX_CHARS", "int", 2_000_000,
          "A page longer than this (characters of HTML) is not extracted: it gets its visible "
-         "text and counts in focus/content/failed (bounds the time one page takes).")
+         "text and counts in focus/content/failed (bounds the time one page takes); pages are "
+         "downloaded to this many bytes for their content.")
 _declare(G, "FOCUS_CONTENT_EXTRACTOR", "str", "resiliparse",
          "The text mode's extractor: resiliparse, or trafilatura (finds articles a little "
          "better, about 15x the CPU time); markdown and html are always trafilatura's.")

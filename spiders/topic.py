@@ -39,7 +39,7 @@ from focuscrawl.seam.arguments import (
 )
 from focuscrawl.seam.content import ContentExtraction
 from focuscrawl.seam.examples import ExamplePages
-from focuscrawl.seam.meta import LINK, ORDER
+from focuscrawl.seam.meta import LINK, ORDER, WHOLE_BODY
 from focuscrawl.seam.neardup import NearDuplicates, nothing_new
 from focuscrawl.seam.output.items import page_item_class
 from focuscrawl.seam.records import is_html, request_key
@@ -251,7 +251,7 @@ class TopicSpider(scrapy.Spider):
         url = canonical(response.url)
         kept = extracted = None
         if revisits is not None:  # the main content decides what changed
-            extracted = self._main_content(html, response.url, page)
+            extracted = self._main_content(response, html, page)
             main_text = extracted.text if extracted is not None else page.main_text
             kept = revisits.kept(response, url, main_text, scored.score, page.links)
             if kept.gone:  # the pages no kept page links to any more
@@ -283,14 +283,15 @@ class TopicSpider(scrapy.Spider):
                          duplicate_of, extracted)
         yield from self._outlinks(page, url, scored)
 
-    def _main_content(self, html: str, url: str, page: ExtractedPage) -> PageContent | None:
+    def _main_content(self, response: Response, html: str, page: ExtractedPage,
+                      ) -> PageContent | None:
         """A continuous crawl's page content, extracted for every page so that a change is
         always told by the same main text (FOCUS_CONTENT's; None with content off: the text
         without navigation, headers, footers and sidebars then)."""
         content = self.content
         if content is None or content.mode == "none":
             return None
-        return content.extract(html, url, page.main_text)
+        return content.extract(response, html, response.url, page.main_text)
 
     def _item(self, response: Response, html: str, page: ExtractedPage, scored: PageScore,
               relevance: float | None, content_type: str, kept: Kept | None,
@@ -325,8 +326,11 @@ class TopicSpider(scrapy.Spider):
         content = self.content
         if content is not None and content.wanted(scored.score):  # once, if it is exported
             if extracted is None:
-                extracted = content.extract(html, response.url, page.main_text)
+                extracted = content.extract(response, html, response.url, page.main_text)
             fields.update(extracted.fields())
+        # the whole body, kept for the content alone, must not outlive the page (a distributed
+        # crawl holds its request until the lease settles)
+        response.meta.pop(WHOLE_BODY, None)
         return page_item_class(self._content_mode, why is not None, kept is not None)(**fields)
 
     def _outlinks(self, page: ExtractedPage, url: str, scored: PageScore,

@@ -117,7 +117,7 @@ def _looks_binary(html: str) -> bool:
     return "\x00" in head or len(_CONTROL_RE.findall(head)) > len(head) // 20
 
 
-def _fallback(mode: str, text: str, reason: str) -> PageContent:
+def fallback_content(mode: str, text: str, reason: str) -> PageContent:
     """The caller's fallback text in ``mode``'s field (HTML-escaped for "html"), with its
     language, and why."""
     text = " ".join(text.split())
@@ -230,23 +230,23 @@ def extract_content(html: str, url: str, mode: str = "text", *, fallback: str = 
     if mode == "none":
         return PageContent(mode)
     if not html or not html.strip():
-        return _fallback(mode, "", "empty")
+        return fallback_content(mode, "", "empty")
     if _looks_binary(html):
-        return _fallback(mode, "", "binary")
+        return fallback_content(mode, "", "binary")
     if len(html) > max_chars:
-        return _fallback(mode, fallback, "too_large")
+        return fallback_content(mode, fallback, "too_large")
     html = _XML_DECL_RE.sub("", html, count=1)  # lxml refuses a str that names an encoding
     read = _resiliparse if mode == "text" and extractor == "resiliparse" else _trafilatura
     try:
         with _cpu_limit(timeout):
             extracted = read(html, url, mode)
     except _Expired:
-        return _fallback(mode, fallback, "timeout")
+        return fallback_content(mode, fallback, "timeout")
     except Exception as e:  # noqa: BLE001 - a page must never stop the crawl
         logger.debug("content extraction failed on %s: %r", url, e)
-        return _fallback(mode, fallback, "error")
+        return fallback_content(mode, fallback, "error")
     if extracted.failed:
-        return _fallback(mode, fallback, extracted.failed)
+        return fallback_content(mode, fallback, extracted.failed)
     return _with_language(extracted)
 
 

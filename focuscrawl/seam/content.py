@@ -2,12 +2,15 @@
 
 The topic spider asks :meth:`ContentExtraction.wanted` with the page's score (known before) and
 calls :meth:`ContentExtraction.extract` once for a page that will be exported: with
-``FOCUS_MIN_SCORE`` a page below it, which the pipeline drops, is never extracted.  The
-extraction runs in the reactor's thread: off it, in a thread, it was slower (the GIL), see
-docs/benchmarks.md.  The stats: ``focus/content/extracted``, ``focus/content/failed`` (and
-``.../failed/<reason>``: empty, binary, too_large, timeout, unparsable, error),
-``focus/content/no_text`` (no main content found: "") and ``focus/content/language/<code>``
-(``unknown``: none found), the language mix the dashboard shows.
+``FOCUS_MIN_SCORE`` a page below it, which the pipeline drops, is never extracted.  The content
+is extracted from the whole page: the fetch rules download it whole (:func:`download_bound`)
+and cut the response the crawl sees at ``FOCUS_MAX_PAGE_BYTES``, keeping the whole body for
+this alone (``meta[WHOLE_BODY]``, dropped once used).  The extraction runs in the reactor's
+thread: off it, in a thread, it was slower (the GIL), see docs/benchmarks.md.  The stats:
+``focus/content/extracted``, ``focus/content/failed`` (and ``.../failed/<reason>``: empty,
+binary, too_large, timeout, unparsable, error), ``focus/content/no_text`` (no main content
+found: "") and ``focus/content/language/<code>`` (``unknown``: none found), the language mix
+the dashboard shows.
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ from focuscrawl import config
 from focuscrawl.core.content import (
     PageContent,
     extract_content,
+    fallback_content,
     parse_extractor,
     parse_mode,
     preload_language_model,
 )
-from focuscrawl.seam.arguments import ArgumentError
+from focuscrawl.seam.arguments import ArgumentError, arguments_of
+from focuscrawl.seam.meta import WHOLE_BODY
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 EXTRACTED = "focus/content/extracted"
 FAILED = "focus/content/failed"
@@ -69,8 +75,19 @@ class ContentExtraction:
         """Whether a page of this score gets its content: one that will be exported."""
         return self.mode != "none" and score >= self.min_score
 
-    def extract(self, html: str, url: str, fallback: str) -> PageContent:
-        """The page's content (``fallback``, its visible text, when extraction fails)."""
+    def extract(self, response: Response, html: str, url: str, fallback: str) -> PageContent:
+        """The page's content (``fallback``, its visible text, when extraction fails), from
+        the whole page when the fetch rules cut ``html``, the crawl's copy."""
+        if WHOLE_BODY in response.meta:
+            whole = response.meta.pop(WHOLE_BODY)  # its bytes go once used: memory stays flat
+            if whole is None:  # longer than FOCUS_CONTENT_MAX_CHARS bytes: not extracted
+                content = fallback_content(self.mode, fallback, "too_large")
+                self.count(content)
+                return content
+            try:
+                html = response.replace(body=whole).text
+            except (UnicodeDecodeError, LookupError):
+                pass  # the crawl's copy, which decoded, stands in
         content = extract_content(html, url, self.mode, fallback=fallback,
                                   extractor=self.extractor, max_chars=self.max_chars,
                                   timeout=self.timeout)
@@ -88,6 +105,29 @@ class ContentExtraction:
         elif not content.text:
             stats.inc_value(NO_TEXT)
         stats.inc_value(LANGUAGE + (content.language or "unknown"))
+
+
+def download_bound(settings: Any, spider: Any) -> int:
+    """How many bytes of a page the crawl downloads for its content: ``FOCUS_CONTENT_MAX_CHARS``
+    (a character is a byte at least, so a page of no more bytes is not too large to extract),
+    never past DOWNLOAD_MAXSIZE (Scrapy drops a longer download); 0 when the spider exports no
+    content (``content=none``, or a spider of another project: it publishes no arguments)."""
+    published = arguments_of(spider)
+    if published is None or published.parsed is None:
+        return 0
+    mode = published.parsed.content
+    if mode is None:
+        try:
+            mode = parse_mode(config.get(settings, "FOCUS_CONTENT"))
+        except ValueError:
+            return 0  # the spider refused the setting: nothing is fetched
+    if mode == "none":
+        return 0
+    bound = int(config.get(settings, "FOCUS_CONTENT_MAX_CHARS"))
+    # the spider's attribute overrides the setting for Scrapy's download handler (-a)
+    maxsize = int(getattr(spider, "download_maxsize", None)
+                  or config.get(settings, "DOWNLOAD_MAXSIZE"))
+    return min(bound, maxsize) if maxsize > 0 else bound
 
 
 def content_status(stats: dict[str, Any]) -> dict[str, Any]:

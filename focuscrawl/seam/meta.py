@@ -29,6 +29,9 @@ ROBOTS = "focus_robots"
 ROBOTS_WAIT = "focus_robots_wait"
 #: the fetch rules cut the body at FOCUS_MAX_PAGE_BYTES
 TRUNCATED = "focus_truncated"
+#: a cut page's whole body, kept by the fetch rules for the content extraction alone (None:
+#: longer than the content's bound)
+WHOLE_BODY = "focus_whole_body"
 #: an example page fetched outside the scheduler (focuscrawl.seam.examples): never held for
 #: its robots.txt (no scheduler would take it back), refused while that is unreachable
 EXAMPLE = "focus_example"

@@ -15,6 +15,7 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.demo.webserver import Page, ServerProcess
 from focuscrawl.seam.engine import download_error
+from focuscrawl.seam.meta import ROBOTS, SITEMAP, WHOLE_BODY
 from focuscrawl.seam.middlewares.fetchrules import FetchRulesMiddleware
 from focuscrawl.seam.middlewares.robots import ROBOTS_MAX_BYTES
 from spiders.topic import TopicSpider
@@ -25,6 +26,8 @@ DownloadTimeoutError = download_error("DownloadTimeoutError")
 
 LIMIT = 100 * 1024
 HOST = "fetch.test"
+KEPT = "whole body kept"
+LAST_WORDS = "The closing paragraph of the long page, far past its first hundred kilobytes."
 
 
 def html(size: int, title: str, head: str = "", tail: str = "") -> str:
@@ -43,7 +46,7 @@ PAGES = {
                       "/gone.html", "/moved.html", "/plain.txt"))
                   + "</body></html>"),
         "/big.html": Page(html(300 * 1024, "regex big", "regex regex pattern",
-                               '<a href="/tail.html">regex tail</a>')),
+                               f"<p>{LAST_WORDS}</p>" '<a href="/tail.html">regex tail</a>')),
         "/small.html": Page(html(50 * 1024, "regex small", "regex")),
         "/exact.html": Page(html(LIMIT, "regex exact", "regex",
                                  '<a href="/after-exact.html">regex</a>')),
@@ -105,6 +108,66 @@ async def test_fetch_rules_end_to_end(server, proxy_to) -> None:
     assert url("/missing.html") not in items and url("/gone.html") not in items
     assert url("/landing.html") in items
     assert crawler.settings.getint("DOWNLOAD_TIMEOUT") == 10
+
+
+async def _crawl(server: Any, **settings: Any) -> tuple[dict[str, dict[str, Any]],
+                                                       dict[str, int], dict[str, Any]]:
+    """The items, the bodies' sizes as downloaded (before the middlewares) and the stats."""
+    runner = CrawlerRunner(project_settings(FOCUS_DELAY=0, **settings))
+    crawler = runner.create_crawler(TopicSpider)
+    items: dict[str, dict[str, Any]] = {}
+    downloaded: dict[str, int] = {}
+
+    def scraped(item: Any, response: Any) -> None:
+        # KEPT: whether the whole body outlived the page's parse (it must not)
+        items[item.url] = {**asdict(item), KEPT: WHOLE_BODY in response.meta}
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped, weak=False)
+    crawler.signals.connect(scraped, signal=signals.item_dropped, weak=False)  # FOCUS_MIN_SCORE
+    crawler.signals.connect(
+        lambda response, request: downloaded.__setitem__(response.url, len(response.body)),
+        signal=signals.response_downloaded, weak=False)
+    await runner.crawl(crawler, keywords="regex", seeds=server.url(HOST, "/"))
+    return items, downloaded, crawler.stats.get_stats()
+
+
+@pytest_twisted.ensureDeferred
+async def test_content_comes_from_the_whole_page_and_the_crawl_from_its_first_100_kb(
+        server, proxy_to) -> None:
+    proxy_to(server)
+    big = server.url(HOST, "/big.html")
+    text, text_sizes, text_stats = await _crawl(server)  # content=text, the default
+    none, none_sizes, _ = await _crawl(server, FOCUS_CONTENT="none")
+    # the crawl saw the same pages: the same scores, hotness and links (Pant's 100 KB)
+    assert set(text) == set(none)
+    crawl_fields = ("score", "hot", "outlinks", "truncated", "depth", "parent")
+    for url in none:
+        assert {k: text[url][k] for k in crawl_fields} == {k: none[url][k] for k in crawl_fields}
+    assert text[big]["truncated"] and text[big]["score"] > 0
+    assert server.url(HOST, "/tail.html") not in text  # its link lies past the first 100 KB
+    # the content is the whole page's: its closing paragraph is in the text
+    assert text_sizes[big] == 300 * 1024
+    assert LAST_WORDS in text[big]["text"]
+    assert text_stats["focus/content/extracted"] == len(text)
+    assert not any(item[KEPT] for item in (*text.values(), *none.values()))
+    assert "focus/content/failed" not in text_stats
+    # without content the download stops once past 100 KB, as Pant's rule has it
+    assert LIMIT < none_sizes[big] < 300 * 1024
+    # a page longer than the content's bound is downloaded to it and gets its visible text
+    bounded, bounded_sizes, bounded_stats = await _crawl(
+        server, FOCUS_CONTENT_MAX_CHARS=200 * 1024)
+    assert 200 * 1024 < bounded_sizes[big] < 300 * 1024
+    assert bounded_stats["focus/content/failed/too_large"] == 1
+    assert bounded[big]["text"].startswith("regex regex pattern x x x")
+    assert LAST_WORDS not in bounded[big]["text"]
+    assert bounded[big]["score"] == none[big]["score"]
+    assert not any(item[KEPT] for item in bounded.values())
+    # a page below FOCUS_MIN_SCORE is not extracted, and its whole body goes all the same
+    dropped, _, dropped_stats = await _crawl(server, FOCUS_MIN_SCORE=0.999)
+    kept = [d for d in dropped.values() if d["score"] >= 0.999]
+    assert dropped[big]["score"] < 0.999 and dropped[big] not in kept
+    assert dropped_stats.get("focus/content/extracted", 0) == len(kept)
+    assert not any(item[KEPT] for item in dropped.values())
 
 
 # -- unit: the middleware on its own ----------------------------------------------------------
@@ -186,3 +249,62 @@ def test_switched_off() -> None:
     request = Request("http://a.test/x")
     big = HtmlResponse(request.url, body=b"a" * (LIMIT * 2), request=request)
     assert only_types.process_response(request, big) is big
+
+
+def test_pages_are_downloaded_whole_only_for_a_spider_that_exports_content() -> None:
+    from scrapy import Spider
+
+    from focuscrawl.seam.arguments import CrawlArguments, SpiderArguments
+
+    def whole_bytes(content: str | None, maxsize: int = 0, **settings: Any) -> int:
+        m = mw(**settings)
+        spider = Spider("s")
+        if maxsize:
+            spider.download_maxsize = maxsize  # type: ignore[attr-defined]
+        if content != "another project":
+            spider.focus_arguments = SpiderArguments(  # type: ignore[attr-defined]
+                parsed=CrawlArguments(keywords=["x"], content=content))
+        m._spider_opened(spider)
+        return m.whole_bytes
+
+    assert whole_bytes(None) == 2_000_000  # FOCUS_CONTENT's text, to its bound
+    assert whole_bytes("markdown") == 2_000_000
+    assert whole_bytes("none") == 0
+    assert whole_bytes(None, FOCUS_CONTENT="none") == 0
+    assert whole_bytes("another project") == 0  # it publishes no arguments: no content
+    assert whole_bytes(None, DOWNLOAD_MAXSIZE=1_000_000) == 1_000_000  # never dropped for it
+    assert whole_bytes(None, DOWNLOAD_MAXSIZE=0) == 2_000_000  # 0: Scrapy's "no bound"
+    assert whole_bytes(None, maxsize=1_500_000) == 1_500_000  # the spider's own, as Scrapy's
+    assert whole_bytes(None, FOCUS_CONTENT_MAX_CHARS=50_000) == 0  # the cut is longer
+
+
+def test_a_cut_page_keeps_its_whole_body_for_the_content_alone() -> None:
+    m = mw(FOCUS_MAX_PAGE_BYTES=1000)
+    m.whole_bytes = 5000
+    request = Request("http://a.test/x")
+    m.process_request(request)
+    m._bytes_received(b"a" * 4000, request)  # past the cut: not stopped
+    out = m.process_response(request, HtmlResponse(request.url, body=b"a" * 4000,
+                                                   request=request))
+    assert len(out.body) == 1000 and "truncated" in out.flags
+    assert request.meta[WHOLE_BODY] == b"a" * 4000
+    m.process_request(request)  # a retry forgets it
+    assert WHOLE_BODY not in request.meta
+    with pytest.raises(StopDownload):
+        m._bytes_received(b"a" * 5001, request)  # past the content's bound
+    out = m.process_response(request, HtmlResponse(request.url, body=b"a" * 5001,
+                                                   request=request))
+    assert len(out.body) == 1000 and request.meta[WHOLE_BODY] is None
+    robots = Request("http://a.test/robots.txt", meta={ROBOTS: True})
+    m.process_response(robots, HtmlResponse(robots.url, body=b"a" * 600_000, request=robots))
+    assert WHOLE_BODY not in robots.meta  # robots.txt has its own bound and no content
+    sitemap = Request("http://a.test/sitemap.xml", meta={SITEMAP: True})
+    m.process_response(sitemap, HtmlResponse(sitemap.url, body=b"a" * 4000, request=sitemap))
+    assert WHOLE_BODY not in sitemap.meta
+    # a request's own download_maxsize: Scrapy drops a body past it, so the download stops there
+    small = Request("http://a.test/y", meta={"download_maxsize": 3000})
+    m.process_request(small)
+    with pytest.raises(StopDownload):
+        m._bytes_received(b"a" * 3001, small)
+    out = m.process_response(small, HtmlResponse(small.url, body=b"a" * 3001, request=small))
+    assert len(out.body) == 1000 and small.meta[WHOLE_BODY] is None

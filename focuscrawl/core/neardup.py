@@ -30,7 +30,6 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-from datasketch import MinHash
 from xxhash import xxh3_64_intdigest, xxh32_intdigest
 
 #: words in a shingle
@@ -125,14 +124,23 @@ class Layout:
         return f"minhash/{SCHEME}/seed{SEED}/p{self.num_perm}/w{self.shingle}-xxh32-poly"
 
 
+def permutations(num_perm: int, seed: int = SEED) -> np.ndarray:
+    """datasketch's ``affine32`` permutations for ``seed`` (``MinHash(num_perm, seed,
+    scheme="affine32").permutations``, a test checks), drawn here: importing datasketch takes
+    in scipy, which cost every crawl's start more than the rest of the spider."""
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    return np.array([a, b])
+
+
 class Signer:
-    """Signatures of texts under one layout (datasketch's permutations made once)."""
+    """Signatures of texts under one layout (the permutations made once)."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
-        self.permutations = MinHash(num_perm=layout.num_perm, seed=SEED,
-                                    scheme=SCHEME).permutations
-        a, b = (np.asarray(p, dtype=np.uint32) for p in self.permutations)
+        self.permutations = permutations(layout.num_perm)
+        a, b = self.permutations
         self._a, self._b = a[:, None], b[:, None]
 
     def signature(self, text: str) -> np.ndarray | None:

@@ -258,8 +258,11 @@ def test_bad_near_duplicate_settings_are_said_in_one_line():
 def test_the_signature_is_datasketchs_minhash_of_the_shingle_hashes():
     from datasketch import MinHash
 
-    from focuscrawl.core.neardup import SCHEME, shingle_hashes
+    from focuscrawl.core.neardup import SCHEME, SEED, shingle_hashes
 
+    # the permutations are datasketch's for the same seed and scheme
+    assert np.array_equal(SIGNER.permutations,
+                          MinHash(num_perm=LAYOUT.num_perm, seed=SEED, scheme=SCHEME).permutations)
     text = " ".join(words(random.Random(8), 700))
     values = shingle_hashes(text)
     assert values is not None and len(values) == len(shingles(text))

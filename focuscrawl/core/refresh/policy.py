@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import lambertw
 
 POLICIES = ("optimal", "uniform", "proportional")
 _LOG_MU = (-90.0, 90.0)  # bisection bracket of log μ: wide enough for any unit of time
@@ -49,6 +48,9 @@ def freshness(rate: np.ndarray | float, freq: np.ndarray | float) -> np.ndarray:
 
 def _x_of(c: np.ndarray) -> np.ndarray:
     """x with 1 − (1 + x) e^{−x} = c, for c in [0, 1)."""
+    # imported here: scipy.special costs every crawl's start, and only a revisit policy uses it
+    from scipy.special import lambertw
+
     c = np.clip(c, 0.0, 1.0)
     s = np.sqrt(2 * c)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -1,46 +1,68 @@
-"""The crawl orders by name: the seed papers' strategies and the learned one.  No Scrapy import."""
+"""The crawl orders by name: the seed papers' strategies and the learned one.  No Scrapy import.
+
+Each order is a valuation (how a link is valued) and a queue policy (which URL goes out next),
+composed by a :class:`QueueFrontier`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from ..config import LearnedOptions
-from .frontier.protocol import Capabilities, LocalFrontier
-from .frontier.strategies import (
-    BestFirst,
-    BestNFirst,
-    BreadthFirst,
-    Cho,
-    Distiller,
-    QueueFrontier,
-)
-from .learned import Learned
+from ..config import LearnedOptions, default
+from .frontier.link import Capabilities
+from .frontier.policies import Batches
+from .frontier.queued import QueueFrontier
+from .frontier.strategies import BestFirst, BreadthFirst, Cho, Distiller
+from .frontier.valuation import Valuation
+from .learned import Learned, learned_frontier
+
+
+def _best_n_first(*, n: int = default("FOCUS_BEST_N"), work_conserving: bool = False,
+                  seed: int = default("FOCUS_RANDOM_SEED"), **kw: Any) -> QueueFrontier:
+    """Best-first's valuation, its top ``n`` URLs handed out as a batch (N=1: best-first)."""
+    if n == 1:
+        return QueueFrontier(BestFirst(), **kw)
+    return QueueFrontier(BestFirst(), Batches(n, work_conserving=work_conserving, seed=seed),
+                         name="best-n-first", **kw)
+
+
+def _compose(valuation: Callable[..., Valuation], own: tuple[str, ...] = ()
+             ) -> Callable[..., QueueFrontier]:
+    """An order of ``valuation`` (given its ``own`` options) and the frontier's best-of
+    policy (given the rest)."""
+    def make(**kw: Any) -> QueueFrontier:
+        mine = {name: kw.pop(name) for name in own if name in kw}
+        return QueueFrontier(valuation(**mine), **kw)
+    return make
+
 
 STRATEGIES: dict[str, Callable[..., QueueFrontier]] = {
-    "breadth-first": BreadthFirst,
-    "cho": Cho,
-    "cho-distance": lambda **kw: Cho(distance=True, **kw),
-    "best-first": BestFirst,
-    "best-n-first": BestNFirst,
-    "distiller": Distiller,
-    "learned": Learned,
+    "breadth-first": _compose(BreadthFirst),
+    "cho": _compose(Cho, ("reorder",)),
+    "cho-distance": _compose(partial(Cho, distance=True), ("reorder",)),
+    "best-first": _compose(BestFirst),
+    "best-n-first": _best_n_first,
+    "distiller": _compose(Distiller, ("weight", "every")),
+    "learned": learned_frontier,
 }
-#: the class behind each name (its declared capabilities)
-CLASSES: dict[str, type[QueueFrontier]] = {
-    "breadth-first": BreadthFirst, "cho": Cho, "cho-distance": Cho, "best-first": BestFirst,
-    "best-n-first": BestNFirst, "distiller": Distiller, "learned": Learned,
+#: each name's valuation (its declared capabilities), and whether it hands out batches
+VALUATIONS: dict[str, tuple[type[Valuation], bool]] = {
+    "breadth-first": (BreadthFirst, False), "cho": (Cho, False), "cho-distance": (Cho, False),
+    "best-first": (BestFirst, False), "best-n-first": (BestFirst, True),
+    "distiller": (Distiller, False), "learned": (Learned, False),
 }
-assert CLASSES.keys() == STRATEGIES.keys()
+assert VALUATIONS.keys() == STRATEGIES.keys()
 DEFAULT_STRATEGY = "learned"
-# the options each strategy understands, beyond the common ones
-_COMMON = {"max_buffer", "round_robin", "seed", "distance_limit", "frontier_memory",
+# the options every order takes (the frontier's), and each one's own
+_COMMON = {"max_buffer", "round_robin", "distance_limit", "frontier_memory",
            "same_across_schemes"}
 _OPTIONS = {
     "cho": {"reorder"},
     "cho-distance": {"reorder"},
-    "best-n-first": {"n", "work_conserving"},
+    "best-n-first": {"n", "work_conserving", "seed"},
     "distiller": {"weight", "every"},
     "learned": {"keywords"},
 }
@@ -48,7 +70,7 @@ _OPTIONS = {
 LEARNED_OPTIONS = frozenset(f.name for f in dataclasses.fields(LearnedOptions))
 
 
-def make_frontier(name: str, **options: Any) -> LocalFrontier:
+def make_frontier(name: str, **options: Any) -> QueueFrontier:
     """Build a strategy by name, passing only the options it understands (the learned
     order's as one :class:`LearnedOptions`)."""
     try:
@@ -66,7 +88,19 @@ def make_frontier(name: str, **options: Any) -> LocalFrontier:
     return factory(**kw)
 
 
+def register(name: str, make: Callable[..., QueueFrontier], valuation: type[Valuation], *,
+             options: frozenset[str] = frozenset(), batches: bool = False) -> None:
+    """An order of one's own, by ``name`` (``-a strategy=name``): ``make`` builds its frontier
+    from the options every order takes and its own ``options`` (settings it reads)."""
+    STRATEGIES[name] = make
+    VALUATIONS[name] = (valuation, batches)
+    _OPTIONS[name] = set(options)
+
+
 def capabilities(name: str | None) -> Capabilities:
     """What the order named ``name`` does beyond the common interface (none if unknown)."""
-    cls = CLASSES.get(name or "")
-    return cls.capabilities if cls is not None else Capabilities()
+    known = VALUATIONS.get(name or "")
+    if known is None:
+        return Capabilities()
+    valuation, batches = known
+    return dataclasses.replace(valuation.capabilities, batches=batches)

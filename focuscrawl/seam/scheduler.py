@@ -42,7 +42,6 @@ from focuscrawl.core.frontier import Entry, HostPolicy, LocalFrontier
 from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
-from focuscrawl.core.refresh.frontier import crawl_order
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import (
     Waker,
@@ -162,7 +161,7 @@ class FocusScheduler:
             reason = BAD_JOBDIR  # only a journaled state can fail to load
             self.state = crawl_state(self.crawler, self.jobdir_path, self.lifecycle)
             self.state.load(self.frontier, self.order_options)
-            self._judging = getattr(crawl_order(self.frontier), "examples", False) is None
+            self._judging = getattr(self.frontier.valuation, "examples", False) is None
             # the spider drops the outlinks the order would ignore (a URL handed out) or only
             # count as an in-link (a URL queued, in the learned order)
             self.services.known_urls.register(
@@ -323,7 +322,7 @@ class FocusScheduler:
             self.state.record(Op.SCORED, url, score, hot, digest)
             self.frontier.crawled(url, score, hot, digest)
             if self._judging:
-                verdict = getattr(crawl_order(self.frontier), "examples", None)
+                verdict = getattr(self.frontier.valuation, "examples", None)
                 if verdict is not None:
                     self._judging = False
                     self.crawler.signals.send_catch_log(focus_signals.seeds_judged,

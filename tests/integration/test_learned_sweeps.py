@@ -110,8 +110,8 @@ def test_the_host_index_chooses_as_a_scan_of_every_host(options):
     for web in (reference_trap(1), hidden_web(4), flaky):
         f = made(_CheckedBandit, **options)
         order = virtual_crawl(f, web, ["http://portal.test/"], limit=300)
-        assert f.turns > 50 and f.bandit_picks > 10
-        backlinked.append(f.bandit.backlink_picks)
+        assert f.valuation.turns > 50 and f.valuation.bandit_picks > 10
+        backlinked.append(f.valuation.bandit.backlink_picks)
         f = made(_CheckedBandit, **options)
         resumed = virtual_crawl(f, web, ["http://portal.test/"], limit=300, snapshot_at=77,
                                 remake=lambda: made(_CheckedBandit, **options))
@@ -159,30 +159,31 @@ def test_a_bounded_rerank_hands_a_url_in_flight_at_a_stop_out_again_in_its_place
     assert resumed == whole
 
 
-def _bandit_scan(f: Learned, ready) -> Entry | None:
+def _bandit_scan(v: Learned, ready) -> Entry | None:
     """The host bandit's choice by a scan of every host (how it was made before its index)."""
-    tops = [t for t in map(f.queues.top_of, f.queues.buckets()) if t is not None]
-    pairs = [(e, i) for e in tops if f.bandit.reached.get(i := f.scorer.hosts.id(e.host), True)]
+    queues = v.frontier.queues
+    tops = [t for t in map(queues.top_of, queues.buckets()) if t is not None]
+    pairs = [(e, i) for e in tops if v.bandit.reached.get(i := v.scorer.hosts.id(e.host), True)]
     if len(pairs) < 2:
         return None
     ids = np.array([i for _, i in pairs], dtype=np.int64)
-    index = np.array([e.score for e, _ in pairs]) + np.array([f.bandit.optimism(i) for i in ids])
+    index = np.array([e.score for e, _ in pairs]) + np.array([v.bandit.optimism(i) for i in ids])
     seqs = np.array([e.seq for e, _ in pairs], dtype=np.int64)
     for i in np.lexsort((seqs, -index)).tolist():
         if ready is None or ready(pairs[i][0].host):
-            return _backlinked(f, pairs[i][0])
+            return _backlinked(v, pairs[i][0])
     return None
 
 
-def _backlinked(f: Learned, chosen: Entry) -> Entry:
+def _backlinked(v: Learned, chosen: Entry) -> Entry:
     """On a host whose pages all proved off the topic, its most-linked queued link (first found
     among equals) by a scan of its queue."""
-    hosts = f.scorer.hosts
+    hosts = v.scorer.hosts
     i = hosts.id(chosen.host)
-    if not f.bandit.backlinks or hosts.n[i] < COLD_PAGES or hosts.s[i] > COLD_RATE * hosts.n[i]:
+    if not v.bandit.backlinks or hosts.n[i] < COLD_PAGES or hosts.s[i] > COLD_RATE * hosts.n[i]:
         return chosen
-    live = [e for e in f.queues.entries_of(chosen.host) if e.extra is not None]
-    inlinks = f.scorer.store.inlinks
+    live = [e for e in v.frontier.queues.entries_of(chosen.host) if e.extra is not None]
+    inlinks = v.scorer.store.inlinks
     return min(live, key=lambda e: (-inlinks[e.extra], e.seq)) if live else chosen
 
 
@@ -192,14 +193,14 @@ class _CheckedBandit(Learned):
 
     turns = 0
 
-    def __init__(self, **kw):
-        super().__init__(**kw)
+    def bind(self, frontier):
+        super().bind(frontier)
         self.bandit.choice = self._bandit_choice  # type: ignore[method-assign]
 
     def _bandit_choice(self, ready):
         self.turns += 1
         busy = random.Random(self.turns)
-        refused = {h for h in self.queues.buckets() if busy.random() < 0.3}
+        refused = {h for h in self.frontier.queues.buckets() if busy.random() < 0.3}
         for maybe in (lambda h: h not in refused, lambda h: False, ready):
             by_scan: list[str] = []
             by_index: list[str] = []

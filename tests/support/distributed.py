@@ -56,8 +56,9 @@ class Reference:
 
     def __init__(self, strategy: str, **options: Any) -> None:
         self.f = make_frontier(strategy, **options)
-        if hasattr(self.f, "rng"):
-            self.f.rng = ParkMiller(options.get("seed", 0))
+        policy = getattr(self.f, "policy", None)  # Best-N-First's batches draw from its policy
+        if hasattr(policy, "rng"):
+            policy.rng = ParkMiller(options.get("seed", 0))
 
     def add(self, link: Link) -> None:
         self.f.add(link)

@@ -8,9 +8,9 @@ import random
 from collections import Counter
 
 from focuscrawl.config import LearnedOptions
-from focuscrawl.core.frontier import Link
+from focuscrawl.core.frontier import Link, QueueFrontier
 from focuscrawl.core.frontier.queues import Entry
-from focuscrawl.core.learned import Learned, PageDigest
+from focuscrawl.core.learned import Learned, PageDigest, learned_frontier
 from focuscrawl.core.orders import LEARNED_OPTIONS, make_frontier
 from focuscrawl.core.relevance import Topic, tokenize
 from focuscrawl.core.urls import host
@@ -126,11 +126,13 @@ def options(**kw) -> LearnedOptions:
     return LearnedOptions(**{"learn_every": 5, "examples": None, **kw})
 
 
-def made(cls: type[Learned], **kw) -> Learned:
-    """``cls`` (the learned order, or a test's variant of it) from make_frontier's keyword
-    arguments: the learned ones as :func:`options`, the others as they are."""
+def made(cls: type[Learned], **kw) -> QueueFrontier:
+    """The learned frontier of ``cls`` (the learned order, or a test's variant of it) from
+    make_frontier's keyword arguments: the learned ones as :func:`options`, the others as
+    they are."""
     given = {k: kw.pop(k) for k in list(kw) if k in LEARNED_OPTIONS}
-    return cls(options=options(**given), **kw)
+    order = cls(keywords=kw.pop("keywords"), options=options(**given))
+    return learned_frontier(order=order, **kw)
 
 
 # -- the bounded re-rank (FOCUS_LEARN_RERANK) ------------------------------------------------

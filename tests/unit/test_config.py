@@ -228,21 +228,19 @@ def test_no_constructor_repeats_a_declared_default() -> None:
     order's options are one LearnedOptions, HostPolicy's one PolitenessOptions."""
     import inspect
 
-    from focuscrawl.core.frontier import HostPolicy
+    from focuscrawl.core.frontier import HostPolicy, QueueFrontier
     from focuscrawl.core.learned import Learned
-    from focuscrawl.core.orders import CLASSES, LEARNED_OPTIONS
+    from focuscrawl.core.orders import LEARNED_OPTIONS, STRATEGIES, VALUATIONS
     from focuscrawl.seam.options import FRONTIER_SETTINGS
 
+    made = [QueueFrontier, HostPolicy, *(cls for cls, _ in VALUATIONS.values())]
     drift = []
-    for cls in {*CLASSES.values(), HostPolicy}:
-        for klass in cls.__mro__:
-            if "__init__" not in vars(klass):
-                continue
-            for p in inspect.signature(vars(klass)["__init__"]).parameters.values():
-                name = FRONTIER_SETTINGS.get(p.name)
-                if name is not None and p.default is not p.empty and \
-                        p.default != config.default(name):
-                    drift.append(f"{klass.__name__}({p.name}={p.default!r}) vs {name}")
+    for maker in [*(cls.__init__ for cls in made), *STRATEGIES.values()]:
+        for p in inspect.signature(maker).parameters.values():
+            name = FRONTIER_SETTINGS.get(p.name)
+            if name is not None and p.default is not p.empty and \
+                    p.default != config.default(name):
+                drift.append(f"{maker.__qualname__}({p.name}={p.default!r}) vs {name}")
     assert drift == []
     # the learned order takes no option one by one: one object, the declared defaults
     assert not set(inspect.signature(Learned.__init__).parameters) & LEARNED_OPTIONS

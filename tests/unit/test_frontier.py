@@ -7,13 +7,12 @@ import pickle
 import pytest
 
 from focuscrawl.core.frontier import (
-    BestNFirst,
-    BreadthFirst,
-    Cho,
-    Distiller,
+    Capabilities,
     Link,
     LinkGraph,
+    QueueFrontier,
     ServerQueues,
+    Valuation,
 )
 from focuscrawl.core.frontier.linkgraph import INFINITY
 from focuscrawl.core.frontier.queues import Entry
@@ -24,7 +23,7 @@ Graph = dict[str, tuple[float, bool, list[tuple[str, str]]]]
 
 
 def virtual_crawl(frontier, graph: Graph, seeds: list[str], keyword: str = "computer",
-                  limit: int = 100, snapshot_at: int | None = None) -> list[str]:
+                  limit: int = 100, snapshot_at: int | None = None, remake=None) -> list[str]:
     """Cho's virtual crawler: fetch from the frontier, report pages, add their links."""
     for s in seeds:
         frontier.add(Link(s, host=s.split("/")[0], keyword=keyword in s))
@@ -32,9 +31,9 @@ def virtual_crawl(frontier, graph: Graph, seeds: list[str], keyword: str = "comp
     while len(order) < limit:
         if snapshot_at is not None and len(order) == snapshot_at:
             state = pickle.loads(pickle.dumps(frontier.snapshot()))
-            fresh = make_frontier(
-                frontier.name, seed=frontier.seed, max_buffer=frontier.max_buffer,
-                n=getattr(frontier, "n", None),
+            fresh = remake() if remake is not None else make_frontier(
+                frontier.name, max_buffer=frontier.max_buffer,  # the batch's random state
+                n=getattr(frontier.policy, "n", None),  # comes back with the snapshot
             )
             fresh.restore(state)
             frontier = fresh
@@ -62,13 +61,13 @@ TREE: Graph = {
 
 
 def test_breadth_first_is_fifo():
-    assert virtual_crawl(BreadthFirst(), TREE, ["a/s"]) == [
+    assert virtual_crawl(make_frontier("breadth-first"), TREE, ["a/s"]) == [
         "a/s", "a/1", "a/2", "a/3", "a/11", "a/12", "a/21",
     ]
 
 
 def test_breadth_first_bounded_drops_links_found_when_full():
-    f = BreadthFirst(max_buffer=2)
+    f = make_frontier("breadth-first", max_buffer=2)
     order = virtual_crawl(f, TREE, ["a/s"])
     # after a/s: [a/1, a/2] full, a/3 dropped; a/1 adds a/11 (room after its pop), a/12 is
     # dropped; a/2 adds a/21, and a/1 is a duplicate, not a drop
@@ -82,7 +81,8 @@ def test_cho_hot_queue_before_url_queue():
         "h/a": (0.0, False, [("h/computer-lab", "lab")]),
     }
     # b's anchor names the keyword; computer-lab's URL does: both jump the url_queue
-    assert virtual_crawl(Cho(), graph, ["h/s"]) == ["h/s", "h/b", "h/a", "h/computer-lab", "h/c"]
+    assert virtual_crawl(make_frontier("cho"), graph, ["h/s"]) == [
+        "h/s", "h/b", "h/a", "h/computer-lab", "h/c"]
 
 
 PROMOTION: Graph = {
@@ -96,13 +96,13 @@ PROMOTION: Graph = {
 
 
 def test_cho_plain_does_not_use_distance():
-    assert virtual_crawl(Cho(), PROMOTION, ["p/s"]) == [
+    assert virtual_crawl(make_frontier("cho"), PROMOTION, ["p/s"]) == [
         "p/s", "p/w1", "p/w2", "p/z", "p/x1", "p/y", "p/x2",
     ]
 
 
 def test_cho_distance_promotes_through_an_already_crawled_page():
-    f = Cho(distance=True)
+    f = make_frontier("cho-distance")
     order = virtual_crawl(f, PROMOTION, ["p/s"])
     # x1 (hot -> w1 -> x1: distance 2) is promoted before y (distance 1) is even queued
     assert order == ["p/s", "p/w1", "p/w2", "p/x1", "p/y", "p/z", "p/x2"]
@@ -117,7 +117,7 @@ def test_cho_distance_rediscovered_url_with_keyword_anchor_is_promoted():
         "q/s": (0.0, False, [("q/a", ""), ("q/b", ""), ("q/c", "")]),
         "q/a": (0.0, False, [("q/c", "computer")]),  # c queued cold, now seen in a hot anchor
     }
-    f = Cho(distance=True)
+    f = make_frontier("cho-distance")
     assert virtual_crawl(f, graph, ["q/s"]) == ["q/s", "q/a", "q/c", "q/b"]
     assert f.stats["promotions"] == 1
 
@@ -129,10 +129,11 @@ def test_cho_reorder_by_backlinks():
         "r/b": (0.0, False, [("r/d", ""), ("r/c", "")]),
     }
     # after a and b: c has 3 backlinks, d has 2
-    assert virtual_crawl(Cho(reorder="backlinks"), graph, ["r/s"]) == [
+    assert virtual_crawl(make_frontier("cho", reorder="backlinks"), graph, ["r/s"]) == [
         "r/s", "r/a", "r/c", "r/b", "r/d",
     ]
-    assert virtual_crawl(Cho(), graph, ["r/s"]) == ["r/s", "r/a", "r/b", "r/c", "r/d"]
+    assert virtual_crawl(make_frontier("cho"), graph, ["r/s"]) == [
+        "r/s", "r/a", "r/b", "r/c", "r/d"]
 
 
 def test_cho_reorder_by_parent_score():
@@ -142,7 +143,7 @@ def test_cho_reorder_by_parent_score():
         "t/b": (0.7, False, [("t/b1", "")]),
     }
     # after a: a1 (parent score 0.1) beats b (parent s, 0.0) in the url_queue
-    assert virtual_crawl(Cho(reorder="score"), graph, ["t/s"]) == [
+    assert virtual_crawl(make_frontier("cho", reorder="score"), graph, ["t/s"]) == [
         "t/s", "t/a", "t/a1", "t/b", "t/b1",
     ]
 
@@ -156,14 +157,14 @@ SCORED: Graph = {
 
 
 def test_best_first_uses_parent_score_and_keeps_the_best():
-    f = BestNFirst(n=1)
+    f = make_frontier("best-n-first", n=1)
     assert f.name == "best-first"
     # a (0.5) and b (0.5) tie: FIFO.  After a: a1, a2 at 0.2; after b: b1 0.8, a2 raised to 0.8
     assert virtual_crawl(f, SCORED, ["s/0"]) == ["s/0", "s/a", "s/b", "s/a2", "s/b1", "s/a1"]
 
 
 def test_eviction_of_the_minimum_at_max_buffer():
-    f = BestNFirst(n=1, max_buffer=2)
+    f = make_frontier("best-n-first", n=1, max_buffer=2)
     f.add(Link("e/a", host="e", parent_score=0.5))
     f.add(Link("e/b", host="e", parent_score=0.1))
     assert f.add(Link("e/c", host="e", parent_score=0.3))
@@ -177,7 +178,7 @@ def test_eviction_of_the_minimum_at_max_buffer():
 
 def test_best_n_first_batch_is_a_seeded_permutation_of_the_top_n():
     def run(seed: int) -> list[str]:
-        f = BestNFirst(n=3, seed=seed)
+        f = make_frontier("best-n-first", n=3, seed=seed)
         for i, score in enumerate([0.9, 0.1, 0.8, 0.7, 0.2, 0.3]):
             f.add(Link(f"n/{i}", host="n", parent_score=score))
         return [f.pop().url for _ in range(6)]
@@ -190,7 +191,7 @@ def test_best_n_first_batch_is_a_seeded_permutation_of_the_top_n():
 
 
 def test_best_n_first_new_links_wait_for_the_next_batch():
-    f = BestNFirst(n=2, seed=1)
+    f = make_frontier("best-n-first", n=2, seed=1)
     f.add(Link("m/a", host="m", parent_score=0.5))
     f.add(Link("m/b", host="m", parent_score=0.4))
     f.add(Link("m/c", host="m", parent_score=0.3))
@@ -210,18 +211,18 @@ def test_distiller_boosts_links_from_hubs():
         "d/leaf": (0.3, False, [("d/l1", "")]),
         "d/h1": (0.0, False, [("d/x", "")]),
     }
-    f = Distiller(weight=0.5, every=1)
+    f = make_frontier("distiller", weight=0.5, every=1)
     order = virtual_crawl(f, graph, ["d/s"])
     # hub and leaf have equal scores, but hub links to many pages: its children go first
     assert order.index("d/h1") < order.index("d/l1")
-    assert f.hub["d/hub"] == pytest.approx(1.0)
-    best_first = virtual_crawl(BestNFirst(n=1), graph, ["d/s"])
+    assert f.valuation.hub["d/hub"] == pytest.approx(1.0)
+    best_first = virtual_crawl(make_frontier("best-n-first", n=1), graph, ["d/s"])
     assert best_first.index("d/h1") < best_first.index("d/l1")  # FIFO tie in best-first...
     graph["d/leaf"] = (0.35, False, [("d/l1", "")])
     # ...but a slightly better leaf wins in best-first, while the distiller keeps the hub first
-    assert virtual_crawl(BestNFirst(n=1), graph, ["d/s"]).index("d/l1") < \
-        virtual_crawl(BestNFirst(n=1), graph, ["d/s"]).index("d/h1")
-    order = virtual_crawl(Distiller(weight=0.5, every=1), graph, ["d/s"])
+    assert virtual_crawl(make_frontier("best-n-first", n=1), graph, ["d/s"]).index("d/l1") < \
+        virtual_crawl(make_frontier("best-n-first", n=1), graph, ["d/s"]).index("d/h1")
+    order = virtual_crawl(make_frontier("distiller", weight=0.5, every=1), graph, ["d/s"])
     assert order.index("d/h1") < order.index("d/l1")
 
 
@@ -321,11 +322,11 @@ def test_server_queues_rebuild_ranked_orders_as_rebuild(round_robin):
         for rnd in range(4):
             live = [e for e in entries if e.queued]
             scores = np.array([round(rng.random(), 2) for _ in live])  # ties: seq decides
+            for e, s in zip(live, scores.tolist(), strict=True):
+                e.score = s
             if ranked:
-                q.rebuild_ranked(live, scores)
+                q.rebuild_ranked(live, -scores)
             else:
-                for e, s in zip(live, scores.tolist(), strict=True):
-                    e.score = s
                 q.rebuild([*live], lambda e: (-e.score, e.seq))
             for _ in range(400):
                 op = rng.random()
@@ -385,8 +386,8 @@ def test_linkgraph_distance_and_propagation():
 
 
 def test_work_conserving_best_n_first_opens_the_next_batch_for_idle_servers():
-    def frontier(conserving: bool) -> BestNFirst:
-        f = BestNFirst(n=3, seed=1, work_conserving=conserving)
+    def frontier(conserving: bool) -> QueueFrontier:
+        f = make_frontier("best-n-first", n=3, seed=1, work_conserving=conserving)
         for i in range(3):  # the top three links are on a.test ...
             f.add(Link(f"a.test/{i}", host="a.test", parent="s", parent_score=0.9))
         for i in range(3):  # ... three lower ones on b.test
@@ -482,17 +483,58 @@ def test_a_page_queued_on_disk_over_the_other_scheme_is_a_duplicate():
 
 def test_each_order_declares_its_capabilities():
     """Callers ask the declared capabilities; they say what the order's interface has."""
-    from focuscrawl.core.frontier.strategies import Capabilities
     from focuscrawl.core.orders import STRATEGIES, capabilities
 
     assert capabilities("learned") == Capabilities(learns=True, explores=True)
     assert capabilities("cho-distance").uses_graph and capabilities("distiller").uses_graph
-    assert capabilities("best-first").batches and capabilities("best-n-first").batches
+    assert capabilities("best-n-first").batches and not capabilities("best-first").batches
     assert capabilities("no-such-order") == capabilities(None) == Capabilities()
     for name in STRATEGIES:
         f = make_frontier(name, keywords=["x"])
         assert f.capabilities == capabilities(name)
         assert f.learns == f.capabilities.learns
         assert (f.graph is not None) == f.capabilities.uses_graph
-        assert hasattr(f, "open_batch") == f.capabilities.batches
-        assert hasattr(f, "explore") == f.capabilities.explores
+        assert f.policy.batches == f.capabilities.batches
+        assert hasattr(f.valuation, "explore") == f.capabilities.explores
+
+
+# -- an order of one's own: a valuation, kept by the frontier every order is kept by -----------
+class ShallowestFirst(Valuation):
+    name = "shallowest-first"
+
+    def key(self, entry):
+        return (entry.url.count("/"), entry.seq)
+
+
+DEEP: Graph = {
+    "d/s": (0.0, False, [("d/a/b/c", ""), ("d/a", ""), ("d/x/y", "")]),
+    "d/a": (0.0, False, [("d/a/b", ""), ("e/q", "")]),
+    "d/x/y": (0.0, False, [("d/z", "")]),
+}
+
+
+def test_a_new_order_is_a_valuation_of_four_lines():
+    """The four lines above are a whole order: the frontier keeps the seen-set, the
+    per-server queues and their politeness, snapshots and the spill; ties go to the link
+    found first."""
+    order = virtual_crawl(QueueFrontier(ShallowestFirst()), DEEP, ["d/s"])
+    assert order == ["d/s", "d/a", "e/q", "d/x/y", "d/z", "d/a/b", "d/a/b/c"]
+    assert virtual_crawl(QueueFrontier(ShallowestFirst()), DEEP, ["d/s"], snapshot_at=3,
+                         remake=lambda: QueueFrontier(ShallowestFirst())) == order
+    f = QueueFrontier(ShallowestFirst())
+    f.add(Link("d/s", host="d"))
+    f.add(Link("e/1", host="e"))
+    assert f.pop(lambda server: server == "e").url == "e/1"  # a busy server waits
+
+
+def test_an_order_of_ones_own_is_chosen_by_name(monkeypatch):
+    from focuscrawl.core import orders
+
+    monkeypatch.setattr(orders, "STRATEGIES", dict(orders.STRATEGIES))
+    monkeypatch.setattr(orders, "VALUATIONS", dict(orders.VALUATIONS))
+    monkeypatch.setattr(orders, "_OPTIONS", dict(orders._OPTIONS))
+    orders.register("shallowest-first", lambda **kw: QueueFrontier(ShallowestFirst(), **kw),
+                    ShallowestFirst)
+    f = orders.make_frontier("shallowest-first", max_buffer=5, n=3)  # n: not its option
+    assert f.name == "shallowest-first" and f.max_buffer == 5
+    assert orders.capabilities("shallowest-first") == Capabilities()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from focuscrawl.core.extract import extract
-from focuscrawl.core.frontier import Link, ServerQueues
+from focuscrawl.core.frontier import Link, QueueFrontier, ServerQueues
 from focuscrawl.core.frontier.queues import Entry
 from focuscrawl.core.learned import (
     FeatureStore,
@@ -24,6 +24,7 @@ from focuscrawl.core.learned import (
     PageDigest,
     TopicProfile,
 )
+from focuscrawl.core.learned.bandit import HostBanditFirst
 from focuscrawl.core.learned.defaults import KW_CONTEXT, PARENT
 from focuscrawl.core.learned.training import Trainer
 from focuscrawl.core.orders import make_frontier
@@ -111,9 +112,9 @@ def test_links_the_spider_drops_keep_their_places_and_the_order(web):
     assert f.may_ignore() and f.counts_inlinks
     assert virtual_crawl(f, web, seeds, limit=60, drop_ignored=True) == built
     assert f.stats["duplicates"] < every.stats["duplicates"]  # links were dropped unbuilt
-    parent = next(iter(f.trainer.children))
-    assert list(f.trainer.children[parent].values()) == \
-        list(range(len(f.trainer.children[parent])))  # places in page order, each once
+    parent = next(iter(f.valuation.trainer.children))
+    assert list(f.valuation.trainer.children[parent].values()) == \
+        list(range(len(f.valuation.trainer.children[parent])))  # places in page order, each once
 
 
 def test_an_explanation_gives_the_parts_of_the_value_and_changes_no_order():
@@ -129,7 +130,7 @@ def test_an_explanation_gives_the_parts_of_the_value_and_changes_no_order():
         if entry is not None:
             why = f.explain(entry)
             assert why is not None
-            value = float(f.scorer.values(np.array([entry.extra]))[0])
+            value = float(f.valuation.scorer.values(np.array([entry.extra]))[0])
             seed = 1.0 if value > 1.0 else 0.0  # a seed comes before any link
             # each part is rounded to 3 places
             assert 1.0 / (1.0 + math.exp(-sum(why.values()))) + seed == \
@@ -159,8 +160,9 @@ def test_parent_pages_are_areas_only_where_their_hub_evidence_counts():
     for hub, kept in ((0.0, False), (1.0, True)):
         f = learned(hub=hub)
         virtual_crawl(f, web, ["http://portal.test/"], limit=60)
-        assert (len(f.scorer.hubs) > 10) is kept  # one per page whose new links were scored
-        assert len(f.scorer.hubs) > 0 or not f.scorer.hubs.n.any()
+        hubs = f.valuation.scorer.hubs
+        assert (len(hubs) > 10) is kept  # one per page whose new links were scored
+        assert len(hubs) > 0 or not hubs.n.any()
 
 
 def _as_before_fingerprints(state: dict, names: set[str]) -> dict:
@@ -196,13 +198,17 @@ def test_a_snapshot_from_before_the_fingerprint_maps_continues_the_same_order(at
     urls = set(web) | {u for _, _, links in web.values() for u, _ in links}
     names = urls | {host(u) for u in urls} | {directory_of(u) for u in urls} | {""}
 
-    class Before(Learned):
+    class Before(QueueFrontier):
         def restore(self, state: dict) -> None:
             super().restore(_as_before_fingerprints(state, names))
 
+    def before() -> QueueFrontier:
+        order = Learned(keywords=TOPIC, options=options())
+        return Before(order, HostBanditFirst(order))
+
     whole = virtual_crawl(learned(), web, ["http://portal.test/"])
     resumed = virtual_crawl(learned(), web, ["http://portal.test/"], snapshot_at=at,
-                            remake=lambda: Before(keywords=TOPIC, options=options()))
+                            remake=before)
     assert resumed == whole
 
 
@@ -217,10 +223,10 @@ def test_a_url_in_flight_at_a_stop_is_handed_out_again_in_its_place(at):
     assert resumed == whole
 
 
-def queued_slots_agree(f: Learned) -> None:
+def queued_slots_agree(f: QueueFrontier) -> None:
     """The per-slot arrays say what the entries say: which slots are queued, by whom, at what
     score."""
-    index = f.reranker.queued
+    index = f.valuation.reranker.queued
     queued = {e.extra: e for e in f.entries.values() if e.queued}
     assert set(np.flatnonzero(index.live).tolist()) == set(queued)
     for slot, entry in queued.items():
@@ -277,8 +283,7 @@ def test_a_compaction_renumbers_the_slots_and_changes_nothing_in_the_order():
     same link."""
     web = hidden_web(6)
     plain = small()
-    compacting = _Compacting(keywords=TOPIC,
-                             options=options(rerank_max=SMALL, rerank_batch=SMALL))
+    compacting = made(_Compacting, keywords=TOPIC, rerank_max=SMALL, rerank_batch=SMALL)
     order = virtual_crawl(compacting, web, ["http://portal.test/"])
     assert compacting.stats["compactions"] > 50
     assert order == virtual_crawl(plain, web, ["http://portal.test/"])
@@ -293,11 +298,11 @@ def test_a_url_put_back_after_a_compaction_keeps_its_row():
     virtual_crawl(f, web, ["http://portal.test/"], limit=60)
     out = f.pop()
     saved = Entry.from_fields(out.fields())  # as a JOBDIR's lease keeps it
-    row = f.scorer.store.row(out.extra)
-    f.trainer.forget(1)  # the first page's row goes: the rows after it move down
-    f.compact()
+    row = f.valuation.scorer.store.row(out.extra)
+    f.valuation.trainer.forget(1)  # the first page's row goes: the rows after it move down
+    f.valuation.compact()
     f.requeue(saved)
-    assert saved.extra != out.extra and f.scorer.store.row(saved.extra) == row
+    assert saved.extra != out.extra and f.valuation.scorer.store.row(saved.extra) == row
     queued_slots_agree(f)
     assert f.pop() is saved
 
@@ -354,8 +359,9 @@ def test_seeds_come_first_and_a_failed_fetch_teaches_a_negative_label():
     assert f.pop().url == "http://b.test/2"  # the other seed before any link
     assert f.pop().url == "http://a.test/glacier"
     f.failed("http://a.test/glacier")
-    assert f.labels["http://a.test/glacier"] == 0.0
-    assert f.scorer.hosts.n[f.scorer.hosts.id("a.test")] == 2  # the seed and the failed page
+    assert f.valuation.labels["http://a.test/glacier"] == 0.0
+    hosts = f.valuation.scorer.hosts
+    assert hosts.n[hosts.id("a.test")] == 2  # the seed and the failed page
 
 
 def test_a_queued_url_takes_the_best_words_of_its_in_links():
@@ -375,7 +381,7 @@ def test_a_queued_url_takes_the_best_words_of_its_in_links():
     url = "http://c.test/notes.html"
     assert f.add(Link(url, host="c.test", anchor="next", parent=seed.url, depth=1))
     f.flush()
-    store = f.scorer.store
+    store = f.valuation.scorer.store
     entry = f.entries[url]
     first, parent = entry.score, store.dense_value(entry.extra, PARENT)
     assert store.dense_value(entry.extra, KW_CONTEXT) == 0.0
@@ -410,11 +416,12 @@ def test_example_seeds_are_relevant_whatever_their_words():
         f.add(Link("http://a.test/2", host="a.test", parent=seed.url, depth=1))
         child = f.pop()
         f.crawled(child.url, 0.0, False, page)
-        labels[examples] = (f.labels[seed.url], f.labels[child.url], f.profile_score)
+        v = f.valuation
+        labels[examples] = (v.labels[seed.url], v.labels[child.url], v.profile_score)
         if examples:
-            assert f.scorer.profile.rebuild()
+            assert f.valuation.scorer.profile.rebuild()
             # the example's words are the topic's now
-            assert f.scorer.profile.similarity(page) > 0.5
+            assert f.valuation.scorer.profile.similarity(page) > 0.5
     assert labels[False] == (0.0, 0.0, 0.0)
     seed_label, child_label, profile_score = labels[True]
     assert seed_label == 1.0 and profile_score == 0.3
@@ -438,9 +445,10 @@ def test_the_examples_argument_reaches_the_learned_order():
                                                  ["http://c.test/z"])
     assert "examples" not in given.frontier  # example URLs leave the seeds' meaning as it is
     with_examples = make_frontier("learned", keywords=["glacier"], examples=True)
-    assert with_examples.examples and (with_examples.window, with_examples.hub) == (4, 1.0)
-    without = make_frontier("learned", keywords=["glacier"])
-    assert (without.window, without.hub, without.profile_score) == (0, 0.0, 0.0)
+    v = with_examples.valuation
+    assert v.examples and (v.window, v.hub) == (4, 1.0)
+    v = make_frontier("learned", keywords=["glacier"]).valuation
+    assert (v.window, v.hub, v.profile_score) == (0, 0.0, 0.0)
     assert make_frontier("best-first", examples=True).name == "best-first"  # ignored there
 
 
@@ -453,12 +461,12 @@ def test_a_page_fetched_after_its_fetch_failed_teaches_its_own_label():
     f.add(Link(url, host="a.test", anchor="glacier", keyword=True))
     assert f.pop().url == url
     f.failed(url)
-    assert f.labels[url] == 0.0 and not f.fetching
+    assert f.valuation.labels[url] == 0.0 and not f.valuation.fetching
     f.add(Link(url, host="a.test", anchor="glacier", keyword=True, force=True))  # queued again
     assert f.pop().url == url
     pages = f.stats["pages"]
     f.crawled(url, 0.9, True)  # no digest: labelled by the spider's score
-    assert f.labels[url] == 1.0 and not f.fetching and f.scores[url] == 0.9
+    assert f.valuation.labels[url] == 1.0 and not f.valuation.fetching and f.scores[url] == 0.9
     assert f.stats["pages"] == pages + 1
     f.crawled(url, 0.5, False)  # reported twice: counted once
     assert f.scores[url] == 0.9 and f.stats["pages"] == pages + 1
@@ -469,7 +477,7 @@ def test_a_redirect_teaches_nothing():
     f.add(Link("http://a.test/1", host="a.test"))
     entry = f.pop()
     f.failed(entry.url, learn=False)
-    assert entry.url not in f.labels and not f.fetching
+    assert entry.url not in f.valuation.labels and not f.valuation.fetching
 
 
 def test_rerank_uses_the_new_model_and_keeps_every_url():
@@ -479,8 +487,8 @@ def test_rerank_uses_the_new_model_and_keeps_every_url():
     queued = {e.url for e in f.entries.values()}
     f.flush()
     before = {e.url: e.score for e in f.entries.values()}
-    f.scorer.model.w[:] += 0.0  # same model: a re-rank changes nothing
-    f.rerank()
+    f.valuation.scorer.model.w[:] += 0.0  # same model: a re-rank changes nothing
+    f.valuation.rerank()
     assert {e.url: e.score for e in f.entries.values()} == pytest.approx(before)
     assert {e.url for e in f.entries.values()} == queued
     assert len(f.queues) == len(queued)
@@ -742,8 +750,8 @@ def test_the_scheduler_waits_for_a_busy_server_within_the_slack(slack, second):
 class _Remembering(Learned):
     """The learned order as it was before forgotten examples left ``ex_of``."""
 
-    def __init__(self, **kw):
-        super().__init__(**kw)
+    def bind(self, frontier):
+        super().bind(frontier)
         trainer = self.trainer
 
         def forget(n: int) -> None:
@@ -761,13 +769,13 @@ def test_forgotten_examples_leave_the_example_map_and_the_order_stays(at):
     not every page fetched: an older one was looked up as a miss anyway."""
     web = hidden_web(5)
     kw = {"keywords": TOPIC, "memory": 100}
-    kept: list[Learned] = []
+    kept: list[QueueFrontier] = []
 
-    def make(cls=Learned) -> Learned:
+    def make(cls=Learned) -> QueueFrontier:
         kept.append(made(cls, **kw))
         return kept[-1]
 
     old = virtual_crawl(made(_Remembering, **kw), web, ["http://portal.test/"])
     new = virtual_crawl(make(), web, ["http://portal.test/"], snapshot_at=at, remake=make)
     assert new == old and len(new) > 250
-    assert len(kept[-1].trainer.ex_of) <= 2 * 100
+    assert len(kept[-1].valuation.trainer.ex_of) <= 2 * 100

@@ -98,7 +98,7 @@ def test_the_host_bandit_gives_up_a_host_whose_pages_all_proved_irrelevant(seed)
     web = _many_manuals(seed)
     f = learned(earned_optimism=True)
     order = virtual_crawl(f, web, ["http://portal.test/"], limit=300)
-    on_manuals = [n for h, n in f.bandit.picked.items() if h.startswith("m")]
-    assert f.bandit.picks == 150
+    on_manuals = [n for h, n in f.valuation.bandit.picked.items() if h.startswith("m")]
+    assert f.valuation.bandit.picks == 150
     assert sum(on_manuals) <= 12 and max(on_manuals) == 1  # measured: 6, each at most once
     assert len({u for u in order if u.startswith("http://ice.test/n")}) >= 280  # measured 285

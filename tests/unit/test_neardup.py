@@ -159,7 +159,7 @@ def test_a_near_copy_teaches_the_learned_order_nothing_new():
     from focuscrawl.core.orders import make_frontier
     from focuscrawl.seam.neardup import nothing_new
 
-    order = make_frontier("learned", keywords=["glacier"])
+    order = make_frontier("learned", keywords=["glacier"]).valuation
     digest = PageDigest.from_tokens(["glacier"] * 20 + ["ice"] * 5, hits=(20,))
     label, by_keywords = order.relevance(1.0, digest)
     assert label == 1.0

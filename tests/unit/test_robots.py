@@ -412,7 +412,7 @@ def test_a_request_sent_back_to_wait_teaches_the_learned_order_nothing():
             request.meta[ROBOTS_WAIT] = True  # as RobotsTxtMiddleware sets it
         crawler.signals.send_catch_log(focus_signals.request_finished, request=request,
                                        status=None, html=True)
-        assert (request.url in sched.frontier.labels) is not wait
+        assert (request.url in sched.frontier.valuation.labels) is not wait
     again = request.replace(dont_filter=True)
     again.meta[ROBOTS_WAIT] = True
     assert sched.enqueue_request(again) and ROBOTS_WAIT not in again.meta  # not carried on

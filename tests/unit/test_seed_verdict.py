@@ -35,16 +35,17 @@ def test_seeds_that_match_the_keywords_are_taken_as_examples():
     web = hidden_web(3)
     seeds = glacier_pages(web)[:2] + off_topic_pages(web)[:2]
     f = deciding()
-    assert f.examples is None and (f.window, f.hub, f.bandit.share) == (0, 0.0, 0.5)
+    v = f.valuation
+    assert v.examples is None and (v.window, v.hub, v.bandit.share) == (0, 0.0, 0.5)
     virtual_crawl(f, web, seeds, limit=3)
-    assert f.examples is None  # a seed has not reported yet
+    assert v.examples is None  # a seed has not reported yet
     virtual_crawl(f, web, [], limit=20)
-    assert f.examples is True and f.describe()["seeds_are_examples"] == 1
-    assert (f.window, f.trainer.window, f.hub, f.profile_score, f.explore, f.bandit.share) == \
+    assert v.examples is True and f.describe()["seeds_are_examples"] == 1
+    assert (v.window, v.trainer.window, v.hub, v.profile_score, v.explore, v.bandit.share) == \
         (4, 4, 1.0, 0.3, 1.0, 0.0)
-    assert f.scorer.model.v0[HUB] == 1.0 and f.scorer.hub_areas
+    assert v.scorer.model.v0[HUB] == 1.0 and v.scorer.hub_areas
     # the seeds the keywords did not take into the profile joined it
-    assert f.scorer.profile._fed >= 4
+    assert v.scorer.profile._fed >= 4
 
 
 def test_seeds_that_do_not_match_leave_the_order_exactly_as_it_was():
@@ -54,9 +55,10 @@ def test_seeds_that_do_not_match_leave_the_order_exactly_as_it_was():
     for drop in (False, True):
         told = virtual_crawl(learned(examples=False), web, PORTAL, drop_ignored=drop)
         f = deciding()
+        v = f.valuation
         assert virtual_crawl(f, web, PORTAL, drop_ignored=drop) == told
-        assert f.examples is False and f.describe()["seeds_are_examples"] == 0
-        assert (f.window, f.hub, f.bandit.share, f.scorer.hub_areas) == (0, 0.0, 0.5, False)
+        assert v.examples is False and f.describe()["seeds_are_examples"] == 0
+        assert (v.window, v.hub, v.bandit.share, v.scorer.hub_areas) == (0, 0.0, 0.5, False)
         # with nearness off again the order counts links to queued URLs unbuilt
         assert f.counts_inlinks and not f.only_counts("http://nowhere.test/", PORTAL[0], 0.0)
 
@@ -66,18 +68,21 @@ def test_what_the_user_says_wins():
     web = hidden_web(3)
     seeds = glacier_pages(web)[:3]
     f = learned(examples=False)
+    v = f.valuation
     virtual_crawl(f, web, seeds, limit=30)
-    assert f.examples is False and (f.window, f.hub) == (0, 0.0)
+    assert v.examples is False and (v.window, v.hub) == (0, 0.0)
     assert f.describe()["seeds_are_examples"] == 0
     given = deciding(sibling_window=2)  # an option set stays as set
     virtual_crawl(given, web, seeds, limit=30)
-    assert given.examples is True and (given.window, given.hub) == (2, 1.0)
+    v = given.valuation
+    assert v.examples is True and (v.window, v.hub) == (2, 1.0)
 
 
 def test_a_seed_that_never_reports_does_not_hold_the_verdict_back():
     """A seed refused or redirected never reports a page: the verdict comes after
     ``learn_every`` pages anyway, from the seeds that did."""
     f = deciding()
+    v = f.valuation
     f.add(Link("http://a.test/gone", host="a.test"))
     f.add(Link("http://b.test/1", host="b.test"))
     first = f.pop()
@@ -86,11 +91,11 @@ def test_a_seed_that_never_reports_does_not_hold_the_verdict_back():
     page = PageDigest.from_tokens(["glacier"] * 5)
     url = f.pop().url
     f.crawled(url, 0.5, True, page)
-    assert f.examples is None
+    assert v.examples is None
     for k in range(4):  # learn_every is 5
         f.add(Link(f"http://b.test/p{k}", host="b.test", parent=url, depth=1))
         f.crawled(f.pop().url, 0.0, False, PageDigest.from_tokens(["nothing"]))
-    assert f.examples is True
+    assert v.examples is True
 
 
 @pytest.mark.parametrize("at", [2, 40])
@@ -109,5 +114,6 @@ def test_fewer_than_half_matching_is_not_enough():
     is, and keeps the host bandit."""
     web = hidden_web(3)
     f = deciding()
+    v = f.valuation
     virtual_crawl(f, web, glacier_pages(web)[:1] + off_topic_pages(web)[:2], limit=20)
-    assert f.examples is False and f.bandit.share == 0.5
+    assert v.examples is False and v.bandit.share == 0.5

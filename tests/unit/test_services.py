@@ -109,11 +109,11 @@ def test_the_learned_order_counts_an_in_link_the_spider_drops():
         slot = frontier.entries[target].extra
         duplicates = frontier.stats["duplicates"]
         assert known.ignores(target, 0.02, "http://a.test/2")  # counted, dropped
-        assert frontier.scorer.store.inlinks[slot] == 2.0
+        assert frontier.valuation.scorer.store.inlinks[slot] == 2.0
         assert frontier.stats["duplicates"] == duplicates + 1
         assert not known.ignores(target, 0.09, "http://a.test/3")  # better: built
         assert not known.ignores(target, 0.02)  # no parent given: built
-        assert frontier.scorer.store.inlinks[slot] == 2.0
+        assert frontier.valuation.scorer.store.inlinks[slot] == 2.0
     finally:
         sched.close("finished")
 

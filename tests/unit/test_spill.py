@@ -167,18 +167,19 @@ def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(
     job = tmp_path / "job"
     topic = {"FOCUS_KEYWORDS": "garden", "FOCUS_LEARN_EVERY": 7}
     sched = scheduler_for(job, "learned", FOCUS_EXPLORE=1.0, **topic)  # the default then
-    assert sched.frontier.explore == 1.0
+    assert sched.frontier.valuation.explore == 1.0
     drive(sched, random.Random(2), 80)
     sched.close("shutdown")
     again = scheduler_for(job, "learned", **topic)  # today's default
     assert again.error is None and again.lifecycle.resumed
-    assert again.order_options["explore"] == 1.0 and again.frontier.explore == 1.0
+    assert again.order_options["explore"] == 1.0 and again.frontier.valuation.explore == 1.0
     drive(again, random.Random(3), 40)
     again.close("shutdown")
     deciding = scheduler_for(job, "learned", FOCUS_EXAMPLES="auto", **topic)
     assert deciding.error is None and deciding.lifecycle.resumed
-    assert deciding.order_options["examples"] is False and deciding.frontier.examples is False
-    assert deciding.order_options["explore"] == 1.0 and deciding.frontier.explore == 1.0
+    v = deciding.frontier.valuation
+    assert deciding.order_options["examples"] is False and v.examples is False
+    assert deciding.order_options["explore"] == 1.0 and v.explore == 1.0
     deciding.close("shutdown")
     other = scheduler_for(job, "learned", FOCUS_EXPLORE=3.0, **topic)
     assert other.error is not None and "explore=1.0" in other.error
@@ -186,10 +187,10 @@ def test_a_learned_crawl_started_under_the_old_explore_default_resumes_under_it(
     for examples, explore in ((False, 2.0), (True, 1.0)):
         new = scheduler_for(tmp_path / f"new-{examples}", "learned", FOCUS_EXAMPLES=examples,
                             **topic)
-        assert new.order_options["explore"] == explore == new.frontier.explore
+        assert new.order_options["explore"] == explore == new.frontier.valuation.explore
         new.close("shutdown")
     new = scheduler_for(tmp_path / "new-deciding", "learned", FOCUS_EXAMPLES="auto", **topic)
-    assert new.order_options["explore"] is None and new.frontier.explore == 2.0
+    assert new.order_options["explore"] is None and new.frontier.valuation.explore == 2.0
     new.close("shutdown")
 
 

@@ -14,7 +14,7 @@ def queue_insight(frontier: Any, sample: int = 20_000, bins: int = 10) -> dict[s
     entries = frontier.entries
     step = max(1, -(-len(entries) // sample))
     counts = [0] * bins
-    value = frontier.value
+    value = frontier.valuation.value
     for entry in islice(entries.values(), 0, None, step):
         v = value(entry)
         v = entry.score if v is None else v

@@ -17,48 +17,45 @@ by inheriting (mypy checks every implementation where it is used).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
+
+from .link import Capabilities, Link, Ready
+
+__all__ = ["Capabilities", "Frontier", "FrontierEvents", "Link", "LocalFrontier", "Ready",
+           "Unobserved"]
 
 if TYPE_CHECKING:
     from .queues import Entry
     from .slack import AdaptiveSlack
     from .spill import Spilled, SpillStore
+    from .valuation import Valuation
 
-#: a server's name -> whether a URL of it may be handed out now (None: any server)
-Ready = Callable[[str], bool] | None
+class FrontierEvents(Protocol):
+    """What a frontier in one process tells its observer (a crawl's journal) of the changes
+    its own choices make, as they happen: a journal replays them in their place."""
 
+    def batch_chosen(self) -> None:
+        """A batch of URLs was chosen (Best-N-First)."""
 
-@dataclass(slots=True)
-class Link:
-    """What the spider knows about a discovered URL when it reports it."""
+    def flushed(self) -> None:
+        """Deferred work was done (the learned order scored the links found since)."""
 
-    url: str
-    host: str = ""
-    anchor: str = ""
-    parent: str | None = None
-    parent_score: float = 0.0
-    parent_hot: bool = False
-    depth: int = 0
-    keyword: bool = False  # the anchor text or the URL contains a topic keyword (Cho)
-    force: bool = False  # queue again even if seen (a retry)
-    payload: Any = None  # opaque data the caller wants back with the entry
-    # text around the link in its parent (the learned order's evidence): a str, or an object
-    # whose str() is the text, made when first read (extract.LinkContext)
-    context: Any = ""
-    chrome: bool = False  # the link sits in its parent's navigation, header, footer or sidebar
+    def balanced(self) -> None:
+        """URLs moved between memory and disk (FOCUS_FRONTIER_MEMORY)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What an order does beyond the common interface, declared by its class: a caller asks
-    ``frontier.capabilities`` (or ``orders.capabilities(name)``), not ``getattr``."""
+class Unobserved:
+    """No observer: a frontier's events go nowhere."""
 
-    learns: bool = False  # learns from page digests and link context (text): send them
-    uses_graph: bool = False  # keeps a link graph: every link counts, none may be dropped
-    batches: bool = False  # chooses batches (``open_batch``): a journal records each choice
-    explores: bool = False  # has an exploration bonus (``explore``) a resumed crawl may keep
+    def batch_chosen(self) -> None:
+        pass
+
+    def flushed(self) -> None:
+        pass
+
+    def balanced(self) -> None:
+        pass
 
 
 class Frontier(Protocol):
@@ -93,7 +90,8 @@ class LocalFrontier(Frontier, Protocol):
 
     The ten methods of the order's work -- :meth:`add`, :meth:`pop`, :meth:`take`,
     :meth:`crawled`, :meth:`failed`, :meth:`requeue`, :meth:`flush`, :meth:`explain`,
-    :meth:`snapshot`, :meth:`restore` -- then ``len()``, :meth:`describe` and :meth:`close`;
+    :meth:`snapshot`, :meth:`restore` -- then ``len()``, :meth:`describe` and :meth:`close`
+    (and :meth:`open_batch` where the order batches);
     the memory bound (:meth:`balance` and the spill), the slack and the links a spider may
     drop unbuilt are parts with their own few members.
     """
@@ -101,6 +99,11 @@ class LocalFrontier(Frontier, Protocol):
     @property
     def capabilities(self) -> Capabilities:
         """What the order does beyond this protocol."""
+        ...
+
+    @property
+    def valuation(self) -> Valuation:
+        """How the order values a link (its options; the learned order's model and verdict)."""
         ...
 
     @property
@@ -114,6 +117,8 @@ class LocalFrontier(Frontier, Protocol):
     slack_waits: int
     #: the order's counters (pages, duplicates, batches, flushes, spills...)
     stats: Counter[str]
+    #: told of the changes the frontier's own choices make (a journal records them)
+    events: FrontierEvents
     #: http://h/p and https://h/p are one page (FOCUS_SAME_ACROSS_SCHEMES)
     same_across_schemes: bool
 
@@ -157,6 +162,11 @@ class LocalFrontier(Frontier, Protocol):
 
     def close(self) -> None:
         """Release what the frontier holds outside memory (its spill file)."""
+        ...
+
+    def open_batch(self) -> None:
+        """Choose the next batch (an order whose ``capabilities.batches``; a journal's
+        replay)."""
         ...
 
     def insight(self, sample: int = ..., bins: int = ...) -> dict[str, Any]:

@@ -199,6 +199,15 @@ class ServerQueues:
     def __len__(self) -> int:
         return self._len
 
+    @property
+    def cursor(self) -> int:
+        """Round-robin mode: the queue read next (a snapshot keeps it)."""
+        return self._cursor
+
+    @cursor.setter
+    def cursor(self, value: int) -> None:
+        self._cursor = value
+
     def _bucket(self, host: str) -> Any:
         if self.round_robin:
             return zlib.crc32(host.encode()) % self.round_robin
@@ -401,10 +410,10 @@ class ServerQueues:
         self._stale = 0
         self._risen_all = True
 
-    def rebuild_ranked(self, entries: list[Entry], scores: np.ndarray) -> None:
-        """:meth:`rebuild` under the key ``(-score, seq)`` (the learned order's), each entry's
-        ``score`` set from ``scores``: a re-rank of the whole queue that makes a heap item
-        only for each server's best few entries.
+    def rebuild_ranked(self, entries: list[Entry], primary: np.ndarray) -> None:
+        """:meth:`rebuild` under the keys ``(primary[i], entry.seq)`` (an order ranked by one
+        number, the learned order's ``-value``): a re-rank of the whole queue that makes a
+        heap item only for each server's best few entries.
 
         A heap item is a tuple the GC tracks, made for every queued URL at every re-rank
         (a few thousand every 25 pages) and freed at the next, most never near a heap's top;
@@ -414,14 +423,11 @@ class ServerQueues:
         keys, same order; the servers in the order first met.
         """
         n = len(entries)
-        negated = -scores
-        if self.round_robin or not n or np.isnan(negated).any():
-            for entry, score in zip(entries, scores.tolist(), strict=True):
-                entry.score = score
-            self.rebuild_items(list(zip(negated.tolist(), map(_SEQ, entries), entries,
+        if self.round_robin or not n or np.isnan(primary).any():
+            self.rebuild_items(list(zip(primary.tolist(), map(_SEQ, entries), entries,
                                         strict=True)))
             return
-        self._queues, servers = _ranked_heaps(entries, scores, negated)
+        self._queues, servers = _ranked_heaps(entries, primary)
         heapq.heapify(servers)
         self._servers = servers
         self._len = n
@@ -573,14 +579,14 @@ class ServerQueues:
         return sum(1 for h in self._queues.values() if h.top() is not None)
 
 
-def _ranked_heaps(entries: list[Entry], scores: np.ndarray, negated: np.ndarray
+def _ranked_heaps(entries: list[Entry], negated: np.ndarray
                   ) -> tuple[dict[Any, _Heap], list[tuple]]:
-    """:meth:`ServerQueues.rebuild_ranked`'s heaps: each entry's ``score`` set, the entries
-    sorted by server and key with numpy, each server's heap holding its best (the rest in its
-    ``ranked`` entries), and the servers' items, in the order the servers are first met."""
+    """:meth:`ServerQueues.rebuild_ranked`'s heaps: the entries sorted by server and key
+    (``negated``, then the sequence number) with numpy, each server's heap holding its best
+    (the rest in its ``ranked`` entries), and the servers' items, in the order the servers are
+    first met."""
     n = len(entries)
-    for entry, score in zip(entries, scores.tolist(), strict=True):
-        entry.score = score
+    for entry in entries:
         entry.item = None
         entry.queued = True
     hosts = list(map(_HOST, entries))

@@ -15,8 +15,9 @@ duplicate), and batches come back by the best priority they had when they left. 
 return a URL is keyed again by the strategy's current rule (the learned order re-scores the
 batch with today's model).
 
-:class:`Spilling` is the component a frontier owns for this (``Frontier.spilling``, None
-without a limit); the frontier's hooks say what a spilled entry keeps and how it comes back.
+:class:`Spilling` is the component a frontier owns for this (``QueueFrontier.spilling``, None
+without a limit); the order's valuation says what a spilled entry keeps and how it comes back
+(``Valuation.pack``, ``unpack``, ``reloaded``, ``spilled``).
 
 Where the batches live:
 
@@ -181,27 +182,28 @@ class Spilling:
     """FOCUS_FRONTIER_MEMORY for one frontier: moves its worst queued URLs to disk past the
     limit and brings the best batch back under the low-water mark.
 
-    The frontier keeps its say through its hooks: ``key`` (a URL back is keyed by today's
-    rule), ``pack_extra``/``unpack_extra`` (what a spilled entry keeps of ``entry.extra``),
-    ``after_reload`` (a batch back, before it is queued) and ``_spill`` (called for every
-    spill, so that a strategy may do more after one).
+    The order keeps its say through its valuation: ``key`` (a URL back is keyed by today's
+    rule), ``pack``/``unpack`` (what a spilled entry keeps of ``entry.extra``), ``reloaded``
+    (a batch back, before it is queued) and ``spilled`` (after every spill, so that an order
+    may reclaim what the spilled entries held).
     """
 
     def __init__(self, frontier: Any, limit: int) -> None:
         self.frontier = frontier
         self.spilled = Spilled(limit)
 
-    def balance(self) -> None:
-        """Spill past the limit, or reload below the low-water mark."""
+    def balance(self) -> bool:
+        """Spill past the limit, or reload below the low-water mark; whether URLs moved."""
         spilled, queues = self.spilled, self.frontier.queues
         moved = len(queues) > spilled.limit
         if moved:
-            self.frontier._spill()
+            self.spill()
         while spilled.index and len(queues) < spilled.low:
             self.reload()
             moved = True
         if moved:
             trim_heap()  # a batch's temporaries: megabytes the C heap would otherwise keep
+        return moved
 
     def spill(self) -> None:
         """Move the lowest-priority queued URLs to disk: down to SPILL_TO of the limit,
@@ -221,9 +223,9 @@ class Spilling:
             del entries[entry.url]
             add(entry.url)
         stats["spilled"] += len(out)
-        if frontier.max_buffer:
-            frontier._worst = [item for item in frontier._worst if item[2].queued]
-            heapq.heapify(frontier._worst)
+        if frontier.bound is not None:
+            frontier.bound.prune()
+        frontier.valuation.spilled()
 
     def reload(self) -> None:
         """Queue the best spilled batch again, keyed by today's rule."""
@@ -238,12 +240,14 @@ class Spilling:
                 continue  # cannot happen (a spilled URL is never queued twice); never fatal
             entries[entry.url] = entry
             back.append(entry)
-        frontier.after_reload(back)
-        push, key = frontier.queues.push, frontier.key
+        valuation, bound = frontier.valuation, frontier.bound
+        valuation.reloaded(back)
+        push, key = frontier.queues.push, valuation.key
         for entry in back:
             push(entry, key(entry))
-            if frontier.max_buffer:
-                heapq.heappush(frontier._worst, (entry.score, -entry.seq, entry))
+            valuation.queued(entry)
+            if bound is not None:
+                bound.push(entry)
         frontier.stats["reloads"] += 1
         frontier.stats["reloaded"] += len(back)
 
@@ -253,11 +257,11 @@ class Spilling:
         (which the GC would track while the batch is written, and again, unpickled, while it
         is read back).  :meth:`unpack` takes one row of it."""
         return (*(list(map(attrgetter(name), chunk)) for name in FIELDS[:-1]),
-                list(map(self.frontier.pack_extra, chunk)))
+                list(map(self.frontier.valuation.pack, chunk)))
 
     def unpack(self, row: tuple) -> Entry:
         entry = Entry.from_fields((*row[:-1], None))
-        self.frontier.unpack_extra(entry, row[-1])
+        self.frontier.valuation.unpack(entry, row[-1])
         return entry
 
 
@@ -293,11 +297,11 @@ def memory_stats(frontier: Any) -> dict[str, int | float]:
 
 def _bytes_per_url(frontier: Any, sample: int = 64) -> int:
     """Estimated bytes a URL queued in memory costs: the entry, its strings and key, its
-    heap item and dict slot (and its extra, by the frontier's ``extra_bytes``), over the
+    heap item and dict slot (and its extra, by the valuation's ``extra_bytes``), over the
     first ``sample`` entries."""
     total = n = 0
     for entry in frontier.entries.values():
-        total += entry_bytes(entry) + frontier.extra_bytes(entry)
+        total += entry_bytes(entry) + frontier.valuation.extra_bytes(entry)
         n += 1
         if n == sample:
             break

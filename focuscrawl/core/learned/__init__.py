@@ -58,9 +58,9 @@ since, when the next URL is chosen (one vectorised call per page instead of one 
 The parts: :mod:`.features`, :mod:`.model`, :mod:`.profile` and :mod:`.areas` (the pieces),
 :mod:`.scoring` (link -> value), :mod:`.mixture` (the parent-only expert), :mod:`.training`
 (labels, examples, siblings), :mod:`.bandit` and :mod:`.hubs` (the host bandit, its
-most-linked picks), :mod:`.rerank` and :mod:`.slots` (re-ranking and its indexes),
+most-linked picks, its queue policy), :mod:`.rerank` and :mod:`.slots` (re-ranking and its indexes),
 :mod:`.state` (snapshots, spilled rows), :mod:`.defaults` (constants) and :mod:`.order` (the
-frontier).
+valuation, and the frontier that keeps it: :func:`learned_frontier`).
 """
 
 import sys
@@ -76,7 +76,7 @@ from .defaults import (
 )
 from .features import DENSE, FeatureStore, LinkFeaturizer, directory_of, url_tokens
 from .model import LinkModel, sigmoid
-from .order import Learned
+from .order import Learned, learned_frontier
 from .profile import PageDigest, TopicProfile
 
 # these modules were ``focuscrawl.core.learning.*``: the pickles of a JOBDIR (snapshots, journal
@@ -89,5 +89,5 @@ for _module in (areas, features, model, profile):
 __all__ = [
     "DENSE", "EXAMPLES_EXPLORE", "EXPLORE", "RERANK_BATCH", "RERANK_MAX", "AreaStats",
     "FeatureStore", "Learned", "LinkFeaturizer", "LinkModel", "PageDigest", "TopicProfile",
-    "directory_of", "examples_defaults", "sigmoid", "url_tokens",
+    "directory_of", "examples_defaults", "learned_frontier", "sigmoid", "url_tokens",
 ]

@@ -8,7 +8,9 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
+from ..frontier.policies import BestOf
 from ..frontier.queues import Entry, ServerQueues
 from .defaults import BANDIT_BACKLINKS, COLD_PAGES, COLD_RATE, EARNED_OPTIMISM
 from .hubs import BacklinkPicks
@@ -175,3 +177,24 @@ class HostBandit:
 
     def _inlinks(self, entry: Entry) -> float:
         return float(self.scorer.store.inlinks[entry.extra])
+
+
+class HostBanditFirst(BestOf):
+    """The learned order's queue policy: on the host bandit's turns (its share of the URLs
+    handed out, :meth:`HostBandit.turn`) the bandit's choice, else :class:`BestOf`'s."""
+
+    def __init__(self, order: Any) -> None:
+        self.order = order  # the learned valuation: its bandit is made when it is bound
+
+    def pop(self, ready: Ready, slack: float | None, held: Ready) -> Entry | None:
+        f = self.frontier
+        bandit = self.order.bandit
+        if bandit.turn(f.stats):
+            f.balance()
+            entry = bandit.choice(ready)
+            if entry is not None:
+                f.queues.take(entry)
+                bandit.picks += 1
+                bandit.picked[entry.host] += 1
+                return entry
+        return super().pop(ready, slack, held)

@@ -1,27 +1,28 @@
-"""The ``learned`` crawl order: a :class:`QueueFrontier` whose priorities are learned link values
-(see the package's docstring).  No Scrapy import.
+"""The ``learned`` crawl order: a :class:`Valuation` whose priorities are learned link values
+(see the package's docstring), kept by a :class:`QueueFrontier` with the host bandit's policy
+(:func:`learned_frontier`).  No Scrapy import.
 
 It composes the parts: a :class:`Scorer` (features, model, values), a :class:`Trainer`
 (labels, examples, siblings), a :class:`HostBandit` and a :class:`Reranker`; :mod:`.state` saves
-and restores them.  What stays here is the frontier's side: queueing, handing out, the batch of
-links waiting to be scored, the URLs in flight, eviction and spilling.
+and restores them.  What stays here is the order's side of the queue: the batch of links
+waiting to be scored, the URLs in flight, what eviction and spilling free.
 """
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import numpy as np
 
 from ...config import LearnedOptions
 from ..fingerprints import fingerprint
-from ..frontier.protocol import Capabilities, Link, Ready
-from ..frontier.queues import Entry, Key
-from ..frontier.strategies import QueueFrontier
+from ..frontier.link import Capabilities, Link
+from ..frontier.queued import QueueFrontier
+from ..frontier.queues import Entry
+from ..frontier.valuation import Keeper, Valuation
 from ..memory import trim_heap
 from ..urls import host
-from .bandit import HostBandit
+from .bandit import HostBandit, HostBanditFirst
 from .defaults import (
     BANDIT_BACKLINKS,
     EARNED_OPTIMISM,
@@ -48,7 +49,17 @@ from .state import (
 from .training import Trainer
 
 
-class Learned(QueueFrontier):
+def learned_frontier(keywords: Any = (), options: LearnedOptions | None = None, *,
+                     order: Learned | None = None, **kw: Any) -> QueueFrontier:
+    """The learned order: its valuation (``order``, or one made of ``keywords`` and
+    ``options``) kept by a frontier whose policy gives the host bandit its share of the URLs
+    handed out; ``kw``: the options every order takes."""
+    if order is None:
+        order = Learned(keywords=keywords, options=options)
+    return QueueFrontier(order, HostBanditFirst(order), **kw)
+
+
+class Learned(Valuation):
     """Best-first over learned link values (see the package's docstring)."""
 
     name = "learned"
@@ -57,15 +68,18 @@ class Learned(QueueFrontier):
     # waiting a little for the best finds more relevant pages per page fetched
     default_slack = 0.5
 
-    def __init__(self, *, keywords: Any = (), options: LearnedOptions | None = None,
-                 **kw: Any) -> None:
+    def __init__(self, *, keywords: Any = (), options: LearnedOptions | None = None) -> None:
         """``options``: the learned order's (:class:`focuscrawl.config.LearnedOptions`, the
-        settings' declared defaults when None); ``kw``: the options every order takes."""
-        super().__init__(**kw)
+        settings' declared defaults when None).  The parts are made when a frontier takes
+        the order (:meth:`bind`): the host bandit and the trainer work on its queue."""
         if not keywords:
             raise ValueError("the learned strategy needs the topic's keywords")
-        o = options if options is not None else LearnedOptions()
-        self.options = o
+        self.keywords = keywords
+        self.options = options if options is not None else LearnedOptions()
+
+    def bind(self, frontier: Keeper) -> None:
+        super().bind(frontier)
+        o = self.options
         self.every = max(1, o.learn_every)
         # the seeds are on-topic examples: the user says so (True, False) or the order decides
         # from the seeds' pages (None; :mod:`.seeds`)
@@ -76,16 +90,16 @@ class Learned(QueueFrontier):
         self.window = window = max(0, int(started["sibling_window"]))
         # a link to a URL queued may be counted unbuilt (only_counts): the scheduler registers
         # the counting answer for the spider once, if it can ever count (with link nearness
-        # too: the spider's check places every link it drops, :meth:`ignores`)
-        self.counts_inlinks = not self.max_buffer
-        self.scorer = Scorer(keywords, bits=FEATURE_BITS, explore=started["explore"],
+        # too: the spider's check places every link it drops, :meth:`linked`)
+        self._counts_inlinks = not frontier.max_buffer
+        self.scorer = Scorer(self.keywords, bits=FEATURE_BITS, explore=started["explore"],
                              explore_split=EXPLORE_SPLIT, hub=started["hub"], sibling=o.sibling,
                              parent_expert=_switch(o.parent_expert, PARENT_EXPERT))
-        self.bandit = HostBandit(started["explore_hosts"], self.queues, self.scorer,
-                                 self.round_robin,
+        self.bandit = HostBandit(started["explore_hosts"], frontier.queues, self.scorer,
+                                 frontier.round_robin,
                                  earned=_switch(o.earned_optimism, EARNED_OPTIMISM),
                                  backlinks=_switch(o.bandit_backlinks, BANDIT_BACKLINKS))
-        self.trainer = Trainer(self.scorer, self.bandit, self.entries, self._rescore,
+        self.trainer = Trainer(self.scorer, self.bandit, frontier.entries, frontier.rescore,
                                relevant_score=o.relevant_score, keyword_scale=KEYWORD_SCALE,
                                profile_score=started["profile_score"], discount=o.discount,
                                memory=max(100, o.memory), window=window)
@@ -97,7 +111,6 @@ class Learned(QueueFrontier):
         self.reranker = Reranker(self, rerank_max=o.rerank_max, rerank_batch=o.rerank_batch)
         self.pending: list[tuple[Entry, int]] = []  # links found, not scored yet
         self.fetching: dict[str, int] = {}  # URL handed out -> its example's slot
-        self._digest: PageDigest | None = None
         self._failing = False
 
     # -- the options a resumed crawl may read or change -----------------------------------------
@@ -126,44 +139,35 @@ class Learned(QueueFrontier):
     def bandit_picks(self) -> int:
         return self.bandit.picks
 
-    # -- queueing ---------------------------------------------------------------------------
-    def key(self, entry: Entry) -> Key:
-        return (-entry.score, entry.seq)
+    @property
+    def stats(self) -> Any:
+        """The frontier's counters (a restore replaces them)."""
+        return self.frontier.stats
 
     @property
     def examples(self) -> bool | None:
         """Whether the seeds are examples: said, decided, or None while undecided."""
         return self.seeds.examples
 
-    def add(self, link: Link) -> bool:
-        if link.parent is not None and self.keeps_places:
-            self.trainer.child(link.parent, link.url)
-        known = self._known(link)
-        if known is not None:
-            return known
+    # -- links ------------------------------------------------------------------------------
+    def value(self, entry: Entry) -> float | None:
+        return entry.score
+
+    def linked(self, url: str, parent: str | None) -> None:
+        """While places are kept (link nearness on, or the seeds' verdict to come) every link
+        seen takes its place among its parent's, those the spider's check drops unbuilt too
+        (:meth:`QueueFrontier.ignores`): as if they had been added, without a Request through
+        the spider middlewares and the scheduler."""
+        if parent is not None and self.keeps_places:
+            self.trainer.child(parent, url)
+
+    def new(self, entry: Entry, link: Link) -> bool:
+        """Scored with the links found since, at the next :meth:`flush`."""
         if link.parent is None:
             self.seeds.seed_queued()
-        entry = Entry(
-            link.url, link.host, self._next_seq(), score=0.0, keyword=link.keyword,
-            depth=link.depth, parent=link.parent, anchor=link.anchor, payload=link.payload,
-        )
         entry.extra = self._featurize(link)
-        self.entries[link.url] = entry
-        self.stats["queued"] += 1
         self.pending.append((entry, -1))
-        return True
-
-    def ignores(self, url: str, parent_score: float = 0.0, parent: str | None = None,
-                anchor: str = "", context: object = "") -> bool:
-        """A link to a URL handed out, as the other orders (one to a URL queued counts as an
-        in-link, :meth:`only_counts`).  While places are kept (link nearness on, or the
-        seeds' verdict to come) the spider's check, which sees every outlink in page order,
-        first places the link among its parent's: a link dropped unbuilt keeps its place, as
-        if it had been added, without a Request through the spider middlewares and the
-        scheduler."""
-        if self.keeps_places and parent is not None:
-            self.trainer.child(parent, url)
-        return super().ignores(url, parent_score, parent)
+        return False
 
     def improve(self, entry: Entry, link: Link) -> bool:
         """Another link to a queued URL: one more in-link; its evidence may be better."""
@@ -183,8 +187,12 @@ class Learned(QueueFrontier):
         self.pending.append((entry, new))
         return True
 
-    def only_counts(self, url: str, parent: str, parent_score: float, anchor: str = "",
-                    context: object = "") -> bool:
+    @property
+    def counts_inlinks(self) -> bool:
+        return self._counts_inlinks
+
+    def only_counts(self, url: str, parent: str, parent_score: float, anchor: str,
+                    context: object) -> bool:
         """:meth:`improve`'s first case, asked before the link is built: a link to a URL
         queued (or waiting to be scored) from a parent no more relevant than its first one.
         Not a link whose ``anchor`` or ``context`` names a keyword the kept link's did not: its
@@ -192,12 +200,12 @@ class Learned(QueueFrontier):
         fetched are such links, and a Request each through the spider middlewares and the
         scheduler cost more than the rest of the order's work.  Not with MAX_BUFFER (an
         eviction before the link arrived would make it a new URL).  With link nearness the
-        check placed the link first (:meth:`ignores`).  The link filters are not asked again: a URL
+        check placed the link first (:meth:`linked`).  The link filters are not asked again: a URL
         they let through once gets the in-link even if, say, its host's robots.txt came since
         (the URL is refused when it is handed out)."""
-        if not self.counts_inlinks:
+        if not self._counts_inlinks:
             return False
-        entry = self.entries.get(url)
+        entry = self.frontier.entries.get(url)
         return (entry is not None and entry.extra is not None
                 and self.trainer.relevance_of(parent, parent_score)
                 <= self.scorer.store.dense_value(entry.extra, PARENT)
@@ -205,13 +213,13 @@ class Learned(QueueFrontier):
 
     def count_inlink(self, url: str) -> None:
         self.stats["duplicates"] += 1
-        entry = self.entries[url]
+        entry = self.frontier.entries[url]
         self.scorer.store.inlinks[entry.extra] += 1.0
         if (backlinks := self.bandit.backlinks) is not None:
             backlinks.linked(entry)
 
     def _is_pending(self, entry: Entry) -> bool:
-        return not entry.queued and entry.url in self.entries
+        return not entry.queued and entry.url in self.frontier.entries
 
     def _featurize(self, link: Link) -> int:
         parent = link.parent
@@ -223,79 +231,52 @@ class Learned(QueueFrontier):
             grandparent=trainer.grandparent_label(parent), depth=link.depth,
         )
 
-    def flush(self) -> None:
-        """Score every link found since the last call and queue it (or let it improve).
+    def flush(self) -> bool:
+        """Score every link found since the last call and queue it (or let it improve);
+        whether there were any.
 
         Called before every choice (pop, take), before learning from a page, and before a
-        re-rank.  It changes the state (link scores), so a crash-safe caller journals a
-        pop that returned nothing but flushed (``stats["flushes"]`` moved) and replays it.
+        re-rank.  It changes the state (link scores): the frontier tells its events (a
+        crash-safe crawl's journal records it, and replays it in its place).
         """
         pending = self.pending
         if not pending:
-            return
+            return False
+        f = self.frontier
         self.stats["flushes"] += 1
         self.pending = []
         store, queued = self.scorer.store, self.reranker.queued
         slots = np.array([entry.extra if new < 0 else new for entry, new in pending],
                          dtype=np.int64)
         values = self.scorer.values(slots).tolist()
+        entries = f.entries
         for (entry, new), value in zip(pending, values, strict=True):
             if new < 0:
-                if entry.url in self.entries and not entry.queued:
-                    entry.score = value
-                    self.queues.push(entry, self.key(entry))
-                    queued.set(entry.extra, entry, value)
-                    if self.max_buffer:
-                        heapq.heappush(self._worst, (entry.score, -entry.seq, entry))
+                if entry.url in entries and not entry.queued:
+                    f.queue(entry, value)
             elif entry.queued and value > entry.score:
                 queued.clear(entry.extra)
                 store.free(entry.extra)
                 store.inlinks[new] = store.inlinks[entry.extra]
                 store.near[new] = store.near[entry.extra]
                 entry.extra = new
-                self._rescore(entry, value)
+                f.rescore(entry, value)
                 self.stats["improved"] += 1
             else:
                 store.free(new)
+        return True
 
-    # -- handing out ------------------------------------------------------------------------
-    def value(self, entry: Entry) -> float | None:
-        return entry.score
-
-    def pop(self, ready: Ready = None, slack: float | None = None,
-            held: Ready = None) -> Entry | None:
-        self.flush()
-        if self.bandit.turn(self.stats):
-            self.balance()
-            entry = self.bandit.choice(ready)
-            if entry is not None:
-                self.queues.take(entry)
-                self._hand_out(entry)
-                self.bandit.picks += 1
-                self.bandit.picked[entry.host] += 1
-                return entry
-        return super().pop(ready, slack, held)
-
-    def take(self, url: str) -> Entry | None:
-        self.flush()
-        return super().take(url)
-
-    def requeue(self, entry: Entry) -> None:
-        self.flush()
-        slot = self.fetching.pop(entry.url, None)
-        if slot is not None:
-            entry.extra = slot  # a compaction since it was handed out renumbered its row
-        super().requeue(entry)
+    # -- the queue's events -------------------------------------------------------------------
+    def queued(self, entry: Entry) -> None:
         if entry.queued and entry.extra is not None:
             self.reranker.queued.set(entry.extra, entry, entry.score)
 
-    def _rescore(self, entry: Entry, score: float) -> None:
-        super()._rescore(entry, score)
-        if entry.queued and entry.extra is not None:
-            self.reranker.queued.set(entry.extra, entry, score)
+    def requeuing(self, entry: Entry) -> None:
+        slot = self.fetching.pop(entry.url, None)
+        if slot is not None:
+            entry.extra = slot  # a compaction since it was handed out renumbered its row
 
-    def _hand_out(self, entry: Entry) -> None:
-        super()._hand_out(entry)
+    def handed_out(self, entry: Entry) -> None:
         slot = entry.extra
         self.reranker.queued.clear(slot)
         if slot is not None:
@@ -305,25 +286,26 @@ class Learned(QueueFrontier):
         if entry.parent is not None:
             self.trainer.parents[entry.url] = fingerprint(entry.parent)
 
+    def evicted(self, entry: Entry) -> None:
+        """MAX_BUFFER, after a page (links are scored in batches, not queued one by one)."""
+        self.reranker.queued.clear(entry.extra)
+        self.scorer.store.free(entry.extra)
+
     # -- learning ---------------------------------------------------------------------------
-    def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None = None
-                ) -> None:
-        self._digest = digest
+    def again(self, url: str) -> bool:
         # a URL with a score is known, unless it failed, was queued again (a retry) and is
         # being fetched again: then its page's label follows the error's 0, as any page's would
-        if url in self.scores and (self._failing or url not in self.fetching):
-            return
-        self._record(url, score, hot)
+        return not self._failing and url in self.fetching
 
-    def failed(self, url: str, learn: bool = True) -> None:
+    def failed(self, url: str, learn: bool) -> None:
         """A URL handed out gave no page: an error teaches a negative label for its link; a
         redirect teaches nothing (its target is a link of its own)."""
-        if url in self.scores or url not in self.fetching:
+        if url in self.frontier.scores or url not in self.fetching:
             return
         if learn:
             self._failing = True
             try:
-                self.crawled(url, 0.0, False, None)
+                self.frontier.crawled(url, 0.0, False, None)
             finally:
                 self._failing = False
         else:
@@ -333,9 +315,8 @@ class Learned(QueueFrontier):
         """A page's label in [0, 1], and its keyword match alone (:meth:`Trainer.relevance`)."""
         return self.trainer.relevance(score, digest)
 
-    def on_crawled(self, url: str, score: float, hot: bool) -> None:
+    def crawled(self, url: str, score: float, hot: bool, digest: PageDigest | None) -> None:
         self.flush()
-        digest, self._digest = self._digest, None
         label, by_keywords = self.trainer.relevance(score, digest)
         slot = self.fetching.pop(url, None)
         seed = slot is not None and self.scorer.is_seed(slot)
@@ -354,23 +335,7 @@ class Learned(QueueFrontier):
             settle(self)
         if self.stats["pages"] % self.every == 0:
             self.retrain()
-        self._evict()
-
-    def _evict(self) -> None:
-        """MAX_BUFFER: drop the lowest-valued links (after a page, not per link: links are
-        scored in batches)."""
-        if not self.max_buffer:
-            return
-        worst = self._worst
-        while len(self.entries) > self.max_buffer and worst:
-            value, _, victim = heapq.heappop(worst)
-            if not victim.queued or victim.score != value:
-                continue
-            self.queues.discard(victim)
-            del self.entries[victim.url]
-            self.reranker.queued.clear(victim.extra)
-            self.scorer.store.free(victim.extra)
-            self.stats["evicted"] += 1
+        self.frontier.evict()  # MAX_BUFFER: after a page, links are queued in batches
 
     def retrain(self) -> None:
         """Every ``every`` pages: rebuild the profile, replay recent examples, re-rank."""
@@ -402,39 +367,35 @@ class Learned(QueueFrontier):
         self.stats["compactions"] += 1
 
     # -- spilling (FOCUS_FRONTIER_MEMORY) -----------------------------------------------------
-    def _spill(self) -> None:
-        """Spill, then reclaim the spilled links' feature rows by the retrain's rule: a crawl
-        may queue many times the limit between two retrains, and each spilled row is
-        garbage until a compaction.  Not while links wait to be scored (their slot numbers
-        are held outside the entries); a compaction only renumbers, in order."""
-        super()._spill()
+    def spilled(self) -> None:
+        """Reclaim the spilled links' feature rows by the retrain's rule: a crawl may queue
+        many times the limit between two retrains, and each spilled row is garbage until a
+        compaction.  Not while links wait to be scored (their slot numbers are held outside
+        the entries); a compaction only renumbers, in order."""
         if not self.pending:
             self.compact_if_worth()
 
-    def pack_extra(self, entry: Entry) -> Any:
+    def pack(self, entry: Entry) -> Any:
         return pack_row(self, entry)
 
-    def unpack_extra(self, entry: Entry, data: Any) -> None:
+    def unpack(self, entry: Entry, data: Any) -> None:
         entry.extra = None if data is None else self.scorer.store.add_row(data)
 
-    def after_reload(self, entries: list[Entry]) -> None:
+    def reloaded(self, entries: list[Entry]) -> None:
         rescore_reloaded(self, entries)
 
     def extra_bytes(self, entry: Entry) -> int:
         return 0 if entry.extra is None else self.scorer.store.row_bytes(entry.extra)
 
     # -- persistence --------------------------------------------------------------------------
-    def snapshot(self) -> dict:
-        snap = super().snapshot()
-        snap["learned"] = snapshot_learned(self)
-        return snap
+    def snapshot(self, state: dict[str, Any]) -> None:
+        state["learned"] = snapshot_learned(self)
 
-    def restore(self, saved: dict) -> None:
-        restore_store(self, saved["learned"])
-        super().restore(saved)
+    def before_restore(self, state: dict[str, Any]) -> None:
+        restore_store(self, state["learned"])
 
-    def after_restore(self, saved: dict) -> None:
-        restore_learned(self, saved["learned"])
+    def after_restore(self, state: dict[str, Any]) -> None:
+        restore_learned(self, state["learned"])
 
     def explain(self, entry: Entry) -> dict[str, float] | None:
         """The parts of ``entry``'s logit under today's model, each rounded to 3 places:
@@ -445,13 +406,14 @@ class Learned(QueueFrontier):
         crawl explained orders as one that is not.  Asked at hand-out, before a retrain."""
         return None if entry.extra is None else self.scorer.explain(entry.extra)
 
-    def insight(self, sample: int = 20_000, bins: int = 10, top: int = 12) -> dict[str, Any]:
-        """The base's figures and what the order has learnt (:func:`.insight.learned_insight`)."""
-        return learned_insight(self, super().insight(sample, bins), top)
+    def insight(self, base: dict[str, Any], top: int = 12) -> dict[str, Any]:
+        """The frontier's figures and what the order has learnt
+        (:func:`.insight.learned_insight`)."""
+        return learned_insight(self, base, top)
 
     def describe(self) -> dict[str, int | float]:
         verdict = self.seeds.examples
-        return {"frontier": len(self), "learned_examples": len(self.trainer.ex_slot),
+        return {"frontier": len(self.frontier), "learned_examples": len(self.trainer.ex_slot),
                 "profile_version": self.scorer.profile.version,
                 "host_bandit_picks": self.bandit.picks,
                 "host_bandit_backlink_picks": self.bandit.backlink_picks,

@@ -4,7 +4,6 @@ frontier."""
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import numpy as np
@@ -35,10 +34,11 @@ class Reranker:
         """
         order = self.order
         order.flush()
-        if not len(order.queues):
+        frontier = order.frontier
+        if not len(frontier.queues):
             return
         bound = self.rerank_max
-        if bound and len(order.queues) > bound:
+        if bound and len(frontier.queues) > bound:
             batch = min(self.rerank_batch, bound)
             self.rerank_some(batch // 4, batch - batch // 4)
             return
@@ -49,11 +49,8 @@ class Reranker:
         live = index.owner[slots].tolist()
         values = order.scorer.values(slots)
         index.score[slots] = values
-        # keyed as :meth:`Learned.key` keys them, heap items made only for each server's best
-        order.queues.rebuild_ranked(live, values)
-        if order.max_buffer:
-            order._worst = [(e.score, -e.seq, e) for e in live]
-            heapq.heapify(order._worst)
+        # the whole queue from the values: heap items made only for each server's best
+        frontier.revalue_all(live, values)
 
     def rerank_some(self, best: int, window: int) -> None:
         """Re-score and re-key the ``best`` highest-valued queued links and ``window`` more
@@ -64,21 +61,12 @@ class Reranker:
         entries = index.owner[slots].tolist()
         values = order.scorer.values(slots)
         index.score[slots] = values
-        push, key = order.queues.push, order.key
-        worst = order._worst if order.max_buffer else None
+        live, moved = [], []
         for slot, entry, value in zip(slots.tolist(), entries, values.tolist(), strict=True):
             if entry is None or not entry.queued or entry.extra != slot:
                 index.clear(slot)  # cannot happen: every path off the queue clears its slot
                 continue
-            if value == entry.score:
-                continue
-            entry.score = value
-            push(entry, key(entry))
-            if worst is not None:
-                heapq.heappush(worst, (value, -entry.seq, entry))
-        if worst is not None and len(worst) > 2 * len(order.entries) + 1024:
-            # stale eviction items, as the queues drop their stale heap items
-            order._worst = [item for item in worst
-                            if item[2].queued and item[2].score == item[0]]
-            heapq.heapify(order._worst)
+            live.append(entry)
+            moved.append(value)
+        order.frontier.revalue_some(live, moved)
         order.stats["partial_reranks"] += 1

@@ -4,7 +4,6 @@ feature rows renumbered or re-scored."""
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import numpy as np
@@ -70,12 +69,13 @@ def restore_learned(order: Any, learned: dict[str, Any]) -> None:
     # not in snapshots made before the host bandit
     order.bandit.reached = dict(learned.get("reached", {}))
     order.bandit.reset()  # the index is built again at the next bandit turn
-    order.pending = [(order.entries[url], slot) for url, slot in learned["pending"]]
+    entries = order.frontier.entries
+    order.pending = [(entries[url], slot) for url, slot in learned["pending"]]
     slots, labels, dyn, ex_of, base = learned["examples"]
     trainer.ex_slot, trainer.ex_label, trainer.ex_dyn = list(slots), list(labels), list(dyn)
     trainer.ex_of, trainer.ex_base = {_fp(k): i for k, i in ex_of.items()}, base
     index = order.reranker.queued = QueuedSlots(max(256, scorer.store.rows))
-    for entry in order.entries.values():
+    for entry in entries.values():
         if entry.queued and entry.extra is not None:
             index.set(entry.extra, entry, entry.score)
     index.cursor = learned.get("rerank_cursor", 0)  # not in snapshots before it
@@ -85,9 +85,9 @@ def restore_learned(order: Any, learned: dict[str, Any]) -> None:
         if not order.seeds.told and not order.seeds.pending:
             apply_examples_defaults(order, bool(order.seeds.examples), order.auto_options,
                                     restoring=True)
-    if order.max_buffer:
-        order._worst = [(e.score, -e.seq, e) for e in order.entries.values() if e.queued]
-        heapq.heapify(order._worst)
+    bound = order.frontier.bound
+    if bound is not None:
+        bound.rebuild(e for e in entries.values() if e.queued)
 
 
 def _fp(key: int | str) -> int:
@@ -114,7 +114,7 @@ def compact_rows(order: Any) -> None:
     mapping = order.scorer.store.compact()
     order.reranker.queued.remap(np.fromiter(mapping, dtype=np.int64, count=len(mapping)),
                                 len(mapping))
-    for entry in order.entries.values():
+    for entry in order.frontier.entries.values():
         if entry.extra is not None:
             entry.extra = mapping[entry.extra]
     order.trainer.remap(mapping)
@@ -122,11 +122,11 @@ def compact_rows(order: Any) -> None:
 
 
 def rescore_reloaded(order: Any, entries: list[Entry]) -> None:
-    """A batch back from disk is scored by today's model, not its frozen value."""
+    """A batch back from disk is scored by today's model, not its frozen value (the frontier
+    queues it right after this, and the order's index follows, ``Learned.queued``)."""
     live = [e for e in entries if e.extra is not None]
     if live:
         slots = np.fromiter((e.extra for e in live), dtype=np.int64, count=len(live))
-        queued = order.reranker.queued
+        set_score = order.frontier.set_score
         for entry, value in zip(live, order.scorer.values(slots).tolist(), strict=True):
-            entry.score = value
-            queued.set(entry.extra, entry, value)  # queued right after this
+            set_score(entry, value)

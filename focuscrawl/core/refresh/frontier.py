@@ -28,6 +28,7 @@ from focuscrawl.core.refresh.schedule import PageState, RevisitSchedule
 from focuscrawl.core.refresh.split import DISCOVER, REVISIT, Split
 
 if TYPE_CHECKING:
+    from focuscrawl.core.frontier import FrontierEvents, Valuation
     from focuscrawl.core.frontier.slack import AdaptiveSlack
     from focuscrawl.core.frontier.spill import Spilled, SpillStore
 
@@ -220,6 +221,21 @@ class RevisitFrontier:
     @property
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities
+
+    @property
+    def valuation(self) -> Valuation:
+        return self.inner.valuation
+
+    @property
+    def events(self) -> FrontierEvents:
+        return self.inner.events
+
+    @events.setter
+    def events(self, value: FrontierEvents) -> None:
+        self.inner.events = value
+
+    def open_batch(self) -> None:
+        self.inner.open_batch()
 
     @property
     def default_slack(self) -> float:

@@ -32,14 +32,14 @@ import os
 import pickle
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from scrapy import signals as scrapy_signals
 
 from focuscrawl.config import JournalOptions
-from focuscrawl.core.frontier import BestNFirst, Link, LocalFrontier
+from focuscrawl.core.frontier import Link, LocalFrontier
 from focuscrawl.core.frontier.stores import JournalSpill, SQLiteStore, StoreError
-from focuscrawl.core.refresh.frontier import RevisitFrontier, crawl_order
+from focuscrawl.core.refresh.frontier import RevisitFrontier
 from focuscrawl.seam import signals as focus_signals
 from focuscrawl.seam.engine import downloading, has_engine, pages_in_spider
 from focuscrawl.seam.meta import lease_of
@@ -292,7 +292,7 @@ class JournaledState:
                 self.stats.inc_value("focus/journal/inconsistent")
         elif kind is Op.BATCH:
             if frontier.capabilities.batches:
-                cast(BestNFirst, crawl_order(frontier)).open_batch()
+                frontier.open_batch()
             else:
                 frontier.pop(_never)
         elif kind is Op.SCORED:

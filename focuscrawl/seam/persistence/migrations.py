@@ -14,7 +14,6 @@ from focuscrawl.core.frontier import LocalFrontier
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.learned import EXPLORE, Learned, examples_defaults
 from focuscrawl.core.learned.seeds import apply_examples_defaults
-from focuscrawl.core.refresh.frontier import crawl_order
 from focuscrawl.seam import options
 
 logger = logging.getLogger(__name__)
@@ -76,7 +75,7 @@ def adopt(frontier: LocalFrontier, current: dict[str, Any], taken: dict[str, Any
           where: str) -> None:
     """Make the live ``frontier`` and its options (``current``, changed in place) run under
     the settings an old crawl began with (:func:`upgrade`)."""
-    learned = cast(Learned, crawl_order(frontier)) if frontier.capabilities.learns else None
+    learned = cast(Learned, frontier.valuation) if frontier.capabilities.learns else None
     for name, value in taken.items():
         current[name] = value
         if name == "same_across_schemes":

@@ -13,16 +13,18 @@ A thin adapter.  The frontier (``focuscrawl.core.frontier``) decides the crawl o
   response, ``records.is_page``),
 * reports every frontier operation to its crawl state (``focuscrawl.seam.persistence``): with
   JOBDIR a journal in SQLite, so that the same command resumes after a clean stop *or* a
-  kill -9; without, nothing.
+  kill -9; without, nothing.  The journal observes the lifecycle's transitions and the
+  frontier's own changes itself.
 
-Set alone as ``SCHEDULER`` in another project (no add-on, none of focuscrawl's middlewares), it
-still crawls in its order with per-server politeness: without a downloader middleware that
-sends ``request_finished`` (``PolitenessMiddleware``), it learns when a request it handed out
-reaches the downloader, what came back and when it left from Scrapy's public signals
-(``request_reached_downloader``, ``response_downloaded``, ``request_left_downloader``) and
-tells the lifecycle, and hands out only requests whose server is due.  robots.txt is then
-Scrapy's own ``ROBOTSTXT_OBEY``.  What cannot start ends the crawl with one line and a close
-reason naming the cause (``focuscrawl.seam.outcome``).
+Its parts: the frontier (any ``LocalFrontier``, built by ``focuscrawl.core.orders``), the slack
+(``focuscrawl.seam.slack``), the errback of the requests it hands out
+(``focuscrawl.seam.standalone.FetchFailures``).  Set alone as ``SCHEDULER`` in another project
+(no add-on, none of focuscrawl's middlewares), it still crawls in its order with per-server
+politeness: without a downloader middleware that sends ``request_finished``
+(``PolitenessMiddleware``), ``focuscrawl.seam.standalone.SignalPoliteness`` takes its place
+from Scrapy's public signals, and the scheduler hands out only requests whose server is due.
+robots.txt is then Scrapy's own ``ROBOTSTXT_OBEY``.  What cannot start ends the crawl with one
+line and a close reason naming the cause (``focuscrawl.seam.outcome``).
 """
 
 from __future__ import annotations
@@ -31,15 +33,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
-from scrapy.exceptions import CloseSpider, IgnoreRequest, NotConfigured
-from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.exceptions import CloseSpider, NotConfigured
 from scrapy.utils.conf import build_component_list
 from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 
 from focuscrawl import config
-from focuscrawl.core.frontier import Entry, HostPolicy, LocalFrontier
-from focuscrawl.core.frontier.slack import AdaptiveSlack
+from focuscrawl.core.frontier import HostPolicy, LocalFrontier
 from focuscrawl.core.frontier.stores import StoreError
 from focuscrawl.core.orders import make_frontier
 from focuscrawl.seam import signals as focus_signals
@@ -51,7 +51,7 @@ from focuscrawl.seam.engine import (
     warn_if_missing,
 )
 from focuscrawl.seam.lifecycle import Lifecycle
-from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, SERVER, TRANSIENT
+from focuscrawl.seam.meta import FROM, LEASE, LINK, ORDER, ROBOTS_WAIT, TRANSIENT
 from focuscrawl.seam.options import frontier_options, strategy_without_keywords
 from focuscrawl.seam.outcome import (
     BAD_JOBDIR,
@@ -62,20 +62,19 @@ from focuscrawl.seam.outcome import (
 )
 from focuscrawl.seam.persistence.ops import Op
 from focuscrawl.seam.persistence.state import CrawlState, NullState, crawl_state
-from focuscrawl.seam.records import Records, is_html, is_page
+from focuscrawl.seam.records import Records, is_page
 from focuscrawl.seam.revisit import Revisits
 from focuscrawl.seam.services import FocusServices, missing_message
 from focuscrawl.seam.sitemaps import SitemapHints
+from focuscrawl.seam.slack import crawl_slack, fixed_slack
+from focuscrawl.seam.standalone import FetchFailures, SignalPoliteness
+from focuscrawl.seam.watch.frontierstats import record_frontier_stats
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-
-# Scrapy drops these responses on the way back (IgnoreRequest) without a stat: counted here
-_DROPPED = (("max redirections", "max_redirections"),
-            ("during decompression", "decompressed_too_large"))
 
 
 class FocusScheduler:
@@ -88,6 +87,8 @@ class FocusScheduler:
         self.services: FocusServices | None = None
         #: no PolitenessMiddleware: this scheduler keeps politeness from Scrapy's signals
         self.standalone = False
+        self.signal_politeness: SignalPoliteness | None = None  # standalone, made at open
+        self.failures: FetchFailures | None = None  # handed-out requests' errback, at open
         self._refusal: CloseSpider | None = None  # the crawl cannot start: ends at spider_opened
         self.jobdir_path = job_dir(self.settings)
         #: what is kept of the crawl: a journal with JOBDIR (made at open), else nothing
@@ -137,7 +138,7 @@ class FocusScheduler:
             max_pages = options.pop("max_pages")
             strategy = options.pop("strategy")
             revisit = options.pop("revisit")
-            self.slack = self._slack()
+            fixed_slack(self.settings)  # a bad FOCUS_SLACK stops the crawl before anything
             self.services = FocusServices.of(self.crawler, self)
             reason = MISSING_COMPONENT
             self._check_components()
@@ -152,8 +153,7 @@ class FocusScheduler:
                 self._keep_going()
             self.records = Records(self.stats, self.services.servers, spider,
                                    learns=self.frontier.capabilities.learns)
-            if self.slack is None and not self._adapts():
-                self.slack = self.frontier.default_slack
+            self.slack = crawl_slack(self.settings, self.frontier, self.policy, self.lifecycle)
             # a URL whose robots.txt is unreachable waits here (next_request keeps its server
             # back), not refused and lost
             self.services.policy.holding = True
@@ -178,10 +178,8 @@ class FocusScheduler:
             self._refusal = refuse_start(self.crawler, logger, reason, self.error)
             return
         if self.standalone:
-            connect = self.crawler.signals.connect
-            connect(self._reached, signal=signals.request_reached_downloader)
-            connect(self._downloaded, signal=signals.response_downloaded)
-            connect(self._left, signal=signals.request_left_downloader)
+            self.signal_politeness = SignalPoliteness(self.crawler, self.lifecycle, self.policy)
+        self.failures = FetchFailures(self.crawler, self.lifecycle, self.signal_politeness)
         pages = self.lifecycle.pages
         logger.info(
             "Focus frontier: %s, MAX_PAGES=%d%s", self.frontier.name, max_pages,
@@ -192,37 +190,12 @@ class FocusScheduler:
         if self._refusal is not None:
             refuse_at_open(self.crawler, self._refusal)
 
-    def _slack(self) -> float | None:
-        value: float | None = config.get(self.settings, "FOCUS_SLACK")
-        if value is None:
-            return None
-        if not 0.0 <= value <= 1.0:
-            raise NotConfigured(f"FOCUS_SLACK must be between 0 and 1, not {value}")
-        return value
-
-    def _adapts(self) -> bool:
-        """Give the order an adaptive slack (FOCUS_SLACK unset), if it waits for its best."""
-        frontier = self.frontier
-        assert frontier is not None
-        if frontier.default_slack >= 1.0 or not config.get(self.settings,
-                                                           "FOCUS_SLACK_ADAPTIVE"):
-            return False
-        clock = self.policy.clock
-        timeout = self.settings.getfloat("CLOSESPIDER_TIMEOUT")  # Scrapy's CloseSpider's
-        lifecycle = self.lifecycle
-        frontier.adaptive_slack = AdaptiveSlack(
-            frontier.default_slack, clock=clock,
-            deadline=clock() + timeout if timeout > 0 else None,
-            pages_left=lambda: lifecycle.budget() if lifecycle.max_pages else None)
-        return True
-
     def close(self, reason: str) -> None:
         self.waker.cancel()
         if self.sitemaps is not None:
             self.sitemaps.stop()
-        if self.standalone and self.services is not None:  # as PolitenessMiddleware does
-            for name, value in self.policy.describe().items():
-                self.stats.set_value(f"focus/politeness/{name}", value)
+        if self.signal_politeness is not None:
+            self.signal_politeness.close()
         if self.services is not None and self.frontier is not None:
             self.services.known_urls.register(None)
         self._update_stats()
@@ -247,8 +220,8 @@ class FocusScheduler:
         source = meta.pop(FROM, None)  # the lease of the page that yielded this outlink
         for key in TRANSIENT:  # what the politeness middlewares left on a redirect or retry
             meta.pop(key, None)
-        if request.errback == self._fetch_failed:
-            request.errback = None
+        if self.failures is not None and self.failures.ours(request):
+            request.errback = None  # a redirect or retry copied it: given again at hand-out
         records = self.records
         assert records is not None
         url = records.url(request)
@@ -292,7 +265,8 @@ class FocusScheduler:
         policy = self.policy
         now = policy.clock()
         held = policy.is_held if policy.held else None  # servers waiting for robots.txt
-        entry = self._pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now), held)
+        entry = frontier.pop(lambda h: policy.can_dispatch(h) and policy.is_due(h, now),
+                             self.slack, held)
         if entry is None:
             # Nothing is due.  Choose late, with every link parsed meanwhile: wake the engine
             # when the next server is due.  Only if that is impossible, hand out the best
@@ -300,8 +274,8 @@ class FocusScheduler:
             if self._wake_when_due(now) or self.standalone:
                 return None  # standalone: no middleware would hold it; the engine asks again
             held = policy.is_held if policy.held else None  # holds may have ended
-            entry = self._pop(lambda h: policy.can_dispatch(h) and not (
-                held and held(h, now)), held)
+            entry = frontier.pop(lambda h: policy.can_dispatch(h) and not (
+                held and held(h, now)), self.slack, held)
         if entry is None:
             return None
         lease = self.lifecycle.hand_out(entry)  # journaled, its server's slot reserved
@@ -312,7 +286,8 @@ class FocusScheduler:
             if why is not None:
                 request.meta[LINK]["why"] = why
         if request.errback is None:
-            request.errback = self._fetch_failed  # counts drops; settles the lease (JOBDIR)
+            assert self.failures is not None  # made at open
+            request.errback = self.failures.errback  # counts drops; settles the lease (JOBDIR)
         return request
 
     # -- signals ----------------------------------------------------------------------------
@@ -352,7 +327,8 @@ class FocusScheduler:
         if page:
             request.meta[ORDER] = lease.order
             self.stats.set_value("focus/pages_fetched", self.lifecycle.pages)
-        elif status is None and request.errback not in (None, self._fetch_failed):
+        elif (status is None and request.errback is not None
+              and not (self.failures is not None and self.failures.ours(request))):
             self.lifecycle.finish(number)  # its own errback: no sure way to see it end
 
     # -- helpers ----------------------------------------------------------------------------
@@ -416,30 +392,6 @@ class FocusScheduler:
                     "focuscrawl.seam.middlewares.journal.PageCompletionMiddleware in "
                     "SPIDER_MIDDLEWARES"]))
 
-    # -- standalone politeness: Scrapy's public signals, in PolitenessMiddleware's place -----
-    # Scrapy's signals carry every request (robots.txt ones too): only leases are ours
-    def _reached(self, request: Request) -> None:
-        meta = request.meta
-        if LEASE in meta and self.lifecycle.started(meta[SERVER], meta[LEASE]):
-            self.stats.inc_value("focus/politeness/started")
-
-    def _downloaded(self, response: Any, request: Request) -> None:
-        self.lifecycle.answered(request.meta.get(LEASE), response.status, is_html(response))
-
-    def _left(self, request: Request) -> None:
-        meta = request.meta
-        answer = self.lifecycle.left(meta[SERVER], meta[LEASE]) if LEASE in meta else None
-        if answer is not None:
-            status, html = answer
-            self._request_finished(request, status, html)
-
-    def _dropped_before_download(self, request: Request) -> None:
-        """Standalone: a request refused on its way to the downloader (Scrapy's robots.txt or
-        offsite middleware) frees its server's reservation and its share of the budget."""
-        meta = request.meta
-        if LEASE in meta and self.lifecycle.dropped(meta[SERVER], meta[LEASE]):
-            self._request_finished(request, None)
-
     def _keep_going(self) -> None:
         """Wrap the crawl order's frontier with the revisits (``focuscrawl.seam.revisit``)."""
         assert self.services is not None and self.frontier is not None
@@ -458,61 +410,5 @@ class FocusScheduler:
     def _update_stats(self) -> None:
         if self.records is not None:
             self.records.flush_stats()
-        f = self.frontier
-        if f is None:
-            return
-        stats = self.stats
-        for name in ("pages", "pages_hot", "promotions", "evicted", "batches", "duplicates",
-                     "scheme_twins"):
-            stats.set_value(f"focus/{name}", f.stats.get(name, 0))
-        for name, value in f.describe().items():
-            stats.set_value(f"focus/{name}", value)
-        if f.spilled is not None:  # FOCUS_FRONTIER_MEMORY
-            for name, value in f.memory_stats().items():
-                stats.set_value(f"focus/frontier/{name}", value)
-        if f.slack_waits:
-            stats.set_value("focus/slack_waits", f.slack_waits)
-        if f.adaptive_slack is not None:
-            for name, value in f.adaptive_slack.describe().items():
-                stats.set_value(f"focus/slack{name}", value)
-        if f.stats.get("pages"):
-            stats.set_value("focus/hot_rate", round(f.stats["pages_hot"] / f.stats["pages"], 4))
-
-    def _fetch_failed(self, failure: Any) -> Any:
-        """Errback of handed-out requests: a page that failed or was dropped ends here.
-
-        Counts the drops Scrapy makes silently (``focus/fetch/dropped/<reason>``: a redirect
-        chain too long, a body inflating past DOWNLOAD_MAXSIZE) and, with JOBDIR, settles the
-        page's lease.  Returns the failure: Scrapy then logs it as without an errback.
-        """
-        exc = failure.value
-        if isinstance(exc, IgnoreRequest) and not isinstance(exc, HttpError):
-            text = str(exc)
-            for needle, reason in _DROPPED:
-                if needle in text:
-                    self.stats.inc_value(f"focus/fetch/dropped/{reason}")
-        request = getattr(failure, "request", None)
-        if request is not None and self.standalone:
-            self._dropped_before_download(request)
-        if request is not None:
-            self.lifecycle.finish(request.meta.get(LEASE))
-        return failure
-
-    def _pop(self, ready: Any, held: Any) -> Entry | None:
-        """frontier.pop(), journaling a batch choice (Best-N-First) the pop made, and what a
-        pop that chose nothing changed."""
-        frontier = self.frontier
-        assert frontier is not None
-        st = frontier.stats
-        batches, flushes = st["batches"], st["flushes"]
-        moves = st["spills"] + st["reloads"]
-        entry = frontier.pop(ready, self.slack, held)
-        state = self.state
-        for _ in range(st["batches"] - batches):
-            state.record(Op.BATCH)  # Best-N-First chose a batch (maybe two)
-        if entry is None and st["flushes"] != flushes:
-            state.record(Op.FLUSH)  # a learned order scored its new links
-        if (entry is None and st["batches"] == batches
-                and st["spills"] + st["reloads"] != moves):
-            state.record(Op.BALANCE)  # spilled or reloaded (a batch choice does too)
-        return entry
+        if self.frontier is not None:
+            record_frontier_stats(self.stats, self.frontier)

@@ -3,7 +3,9 @@
 Every change to the crawl state is journaled as an operation before it is applied (the
 operations are ``focuscrawl.seam.persistence.ops.Op``): the frontier's, which the scheduler
 reports, and the transitions of each request's life, which this state observes on the crawl's
-``focuscrawl.seam.lifecycle.Lifecycle`` (a URL handed out, a response counted with its crawl
+``focuscrawl.seam.lifecycle.Lifecycle``; what the frontier's own choices change (a batch
+chosen, links scored, URLs spilled), which it observes on the frontier (``FrontierEvents``),
+is journaled where it happened (a URL handed out, a response counted with its crawl
 order, a page settled once everything it produced is queued and its item written; see
 ``focuscrawl.seam.middlewares.journal``).
 
@@ -174,6 +176,9 @@ class JournaledState:
         signals.connect(self._item_settled, signal=scrapy_signals.item_error)
         # the feed's disk is full: its item is not written, so its page must not become done
         signals.connect(self._disk_full, signal=focus_signals.disk_full)
+        # from now on the frontier's own changes are journaled where they happen (a replay
+        # above made them again itself)
+        frontier.events = self
 
     def _open_store(self) -> None:
         s = self.settings
@@ -335,6 +340,16 @@ class JournaledState:
             self.store.record(op.value, *args)
             if op is Op.REVISIT:  # a page's new version is durable before an item carries it
                 self.store.commit()
+
+    # -- the live crawl: the frontier's own changes (FrontierEvents) -------------------------
+    def batch_chosen(self) -> None:
+        self.record(Op.BATCH)
+
+    def flushed(self) -> None:
+        self.record(Op.FLUSH)
+
+    def balanced(self) -> None:
+        self.record(Op.BALANCE)
 
     # -- the live crawl: the lifecycle's transitions (Observer) -----------------------------
     def handed_out(self, lease: Lease) -> None:

@@ -24,9 +24,10 @@ class Op(str, Enum):
     SCORED = "scored"
     #: a URL that gave no page (and whether the order learns from it)
     FAILED = "failed"
-    #: the learned order scored its new links while choosing nothing
+    #: the learned order scored its new links (journals before this kept it only when a pop
+    #: chose nothing; a replay does it again before a hand-out either way)
     FLUSH = "flush"
-    #: a frontier over FOCUS_FRONTIER_MEMORY spilled or took back a batch, choosing nothing
+    #: a frontier over FOCUS_FRONTIER_MEMORY spilled or took back a batch (likewise)
     BALANCE = "balance"
     #: a response counted against MAX_PAGES, with its crawl order
     FINISHED = "finished"

@@ -324,7 +324,10 @@ class TopicSpider(scrapy.Spider):
         if kept is not None:
             fields.update(kept.fields or {})
         content = self.content
-        if content is not None and content.wanted(scored.score):  # once, if it is exported
+        near = self.near_duplicates
+        # a copy FOCUS_NEAR_DUPLICATES=drop leaves out is not exported: no content for it
+        dropped = duplicate_of is not None and near is not None and near.mode == "drop"
+        if content is not None and content.wanted(scored.score) and not dropped:  # once
             if extracted is None:
                 extracted = content.extract(response, html, response.url, page.main_text)
             fields.update(extracted.fields())

@@ -2,7 +2,8 @@
 
 The topic spider asks :meth:`ContentExtraction.wanted` with the page's score (known before) and
 calls :meth:`ContentExtraction.extract` once for a page that will be exported: with
-``FOCUS_MIN_SCORE`` a page below it, which the pipeline drops, is never extracted.  The content
+``FOCUS_MIN_SCORE`` a page below it, which the pipeline drops, is never extracted (nor a
+near-copy ``FOCUS_NEAR_DUPLICATES=drop`` leaves out: the spider asks).  The content
 is extracted from the whole page: the fetch rules download it whole (:func:`download_bound`)
 and cut the response the crawl sees at ``FOCUS_MAX_PAGE_BYTES``, keeping the whole body for
 this alone (``meta[WHOLE_BODY]``, dropped once used).  The extraction runs in the reactor's

@@ -72,6 +72,8 @@ async def test_drop_leaves_the_copies_out(web, proxy_to):
     lost = len(set(GROUP.values())) - len(kept)  # a page wrongly taken for a copy, and dropped
     assert lost <= (1 - PRECISION) * copies, kept
     assert dropped.stats["focus/near_duplicates/dropped"] == PAGES - len(dropped.items)
+    # the content (content=text, the default) is extracted for the pages exported alone
+    assert dropped.stats["focus/content/extracted"] == len(dropped.items)
 
 
 @pytest_twisted.ensureDeferred

@@ -342,9 +342,8 @@ _declare(G, "FOCUS_CONTENT", "str", "text",
          "with its language, dates and author; none: no content; spider argument `content`.",
          tier=USER)
 _declare(G, "FOCUS_CONTENT_MAX_CHARS", "int", 2_000_000,
-         "A page longer than this (characters of HTML) is not extracted: it gets its visible "
-         "text and counts in focus/content/failed (bounds the time one page takes); pages are "
-         "downloaded to this many bytes for their content.")
+         "Pages are downloaded to this many bytes for their content; a longer one (characters "
+         "of HTML) is not extracted: it gets its visible text, counted in focus/content/failed.")
 _declare(G, "FOCUS_CONTENT_EXTRACTOR", "str", "resiliparse",
          "The text mode's extractor: resiliparse, or trafilatura (finds articles a little "
          "better, about 15x the CPU time); markdown and html are always trafilatura's.")

@@ -192,7 +192,8 @@ _declare(G, "FOCUS_EXPLAIN", "bool", False,
          "Each item gets `why`: the parts of its URL's priority when handed out (read only).",
          tier=USER)
 _declare(G, "FOCUS_LEARN_EVERY", "int", 25,
-         "Pages between retrains (profile rebuilt, examples replayed, frontier re-scored).")
+         "Pages between retrains (profile rebuilt, examples replayed, frontier re-scored); "
+         "failed fetches do not count.")
 _declare(G, "FOCUS_LEARN_RERANK", "int", 65536,
          "A retrain re-scores the whole frontier up to this many links (0: always all).")
 _declare(G, "FOCUS_LEARN_RERANK_BATCH", "int", 4096,

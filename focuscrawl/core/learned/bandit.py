@@ -6,6 +6,7 @@ whose anchors repeat a keyword towards hosts it has links to but no evidence abo
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,7 @@ class HostBandit:
         # host id -> whether a fetch there gave a page (the bandit skips the False ones: a
         # host that never answered is not worth exploring)
         self.reached: dict[int, bool] = {}
+        self.answering = 0  # of them, the hosts that gave a page (True in ``reached``)
         self.picks = 0  # for the log only: a replayed journal does not count them
         self.backlink_picks = 0  # the same, of them a host's most-linked link, not its best
         self.picked: Counter[str] = Counter()  # the same, per host (the dashboard's)
@@ -51,6 +53,7 @@ class HostBandit:
     def reset(self) -> None:
         """A new index (at the start, or after a restore: built again at the next turn)."""
         self.tops = HostTops()
+        self.answering = sum(1 for ok in self.reached.values() if ok)  # (a restore sets it)
         if self.on:
             self.queues.watch()
         if self.backlinks is not None:
@@ -72,6 +75,8 @@ class HostBandit:
         if not failing:
             was = self.reached.get(host_id)
             self.reached[host_id] = True
+            if not was:
+                self.answering += 1
             if was is False and (shut := self.tops.shut.pop(host_id, None)) is not None:
                 self.tops.file(shut, self.item(shut))  # answered at last: back in
                 return
@@ -80,6 +85,16 @@ class HostBandit:
         bucket = self.bucket_of.get(host_id) if self.earned else None
         if bucket is not None and bucket in self.tops.filed:
             self.tops.file(bucket, self.item(bucket))  # a relevant page raises its optimism
+
+    def answer_rate(self) -> float:
+        """The chance that a host never tried gives a page: the share of the hosts tried that
+        did, with two that did as its prior (1 before any), in steps of a factor sqrt(2), so a
+        host's key in the index moves only when the share does by that much.  On the open web
+        most hosts a page links to answer; where most do not (a closed web, dead links), a
+        never-tried host's turn is mostly a failed robots.txt probe and a refused URL, worth
+        this share of its link's value."""
+        rate = (self.answering + 2) / (len(self.reached) + 2)
+        return min(1.0, 2.0 ** (round(2.0 * math.log2(rate)) / 2.0))
 
     def optimism(self, host_id: int) -> float:
         """The bonus of a host in the index: ``explore / sqrt(1 + n)`` (UCB), with ``earned``
@@ -104,6 +119,8 @@ class HostBandit:
             self.tops.shut[i] = bucket
             return None
         index = top.score + self.optimism(i)
+        if i not in self.reached:  # never tried: worth what a new host is likely to answer
+            index *= self.answer_rate()
         # ties go to the link found first: the order of the hosts' queues is not state (a
         # host's queue comes back at the end when a URL in flight at a stop is put back)
         return (-index, top.seq, bucket, top)

@@ -331,14 +331,24 @@ class Learned(Valuation):
             self.seeds.seed_crawled(score, digest, fed=by_keywords >= 1.0)
         if slot is not None:
             self.trainer.learn(url, slot, label, self._failing)
+        if self._failing:
+            # a fetch that gave no page teaches its label but is no page for the cadence: a
+            # crawl among hosts that do not answer would retrain (and re-rank) per few pages
+            self.stats["fetch_failures"] += 1
         if self.seeds.due(self.stats["pages"], self.every):
             settle(self)
-        if self.stats["pages"] % self.every == 0:
+        if not self._failing and self.answered_pages % self.every == 0:
             self.retrain()
         self.frontier.evict()  # MAX_BUFFER: after a page, links are queued in batches
 
+    @property
+    def answered_pages(self) -> int:
+        """Fetches that gave a page (failed ones are labelled too, and counted apart)."""
+        return self.stats["pages"] - self.stats["fetch_failures"]
+
     def retrain(self) -> None:
-        """Every ``every`` pages: rebuild the profile, replay recent examples, re-rank."""
+        """Every ``every`` pages that answered: rebuild the profile, replay recent examples,
+        re-rank."""
         if self.scorer.profile.rebuild():
             self.scorer.project()
         self.trainer.replay(4 * self.every)

@@ -168,6 +168,8 @@ def _bandit_scan(v: Learned, ready) -> Entry | None:
         return None
     ids = np.array([i for _, i in pairs], dtype=np.int64)
     index = np.array([e.score for e, _ in pairs]) + np.array([v.bandit.optimism(i) for i in ids])
+    # a host never tried: weighed by the share of the hosts tried that answered
+    index *= np.array([1.0 if i in v.bandit.reached else v.bandit.answer_rate() for i in ids])
     seqs = np.array([e.seq for e, _ in pairs], dtype=np.int64)
     for i in np.lexsort((seqs, -index)).tolist():
         if ready is None or ready(pairs[i][0].host):

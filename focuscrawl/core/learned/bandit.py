@@ -54,6 +54,7 @@ class HostBandit:
         """A new index (at the start, or after a restore: built again at the next turn)."""
         self.tops = HostTops()
         self.answering = sum(1 for ok in self.reached.values() if ok)  # (a restore sets it)
+        self.rate = self.answer_rate()  # the one the index's keys were made with
         if self.on:
             self.queues.watch()
         if self.backlinks is not None:
@@ -72,6 +73,7 @@ class HostBandit:
     def answered(self, host_id: int, failing: bool) -> None:
         """A fetch on ``host_id`` gave a page (or, ``failing``, did not); its label is in the
         host's statistics already."""
+        first = False
         if not failing:
             was = self.reached.get(host_id)
             self.reached[host_id] = True
@@ -80,9 +82,10 @@ class HostBandit:
             if was is False and (shut := self.tops.shut.pop(host_id, None)) is not None:
                 self.tops.file(shut, self.item(shut))  # answered at last: back in
                 return
+            first = was is None  # its key is no longer weighed by the answer rate
         else:
             self.reached.setdefault(host_id, False)
-        bucket = self.bucket_of.get(host_id) if self.earned else None
+        bucket = self.bucket_of.get(host_id) if self.earned or first else None
         if bucket is not None and bucket in self.tops.filed:
             self.tops.file(bucket, self.item(bucket))  # a relevant page raises its optimism
 
@@ -120,7 +123,7 @@ class HostBandit:
             return None
         index = top.score + self.optimism(i)
         if i not in self.reached:  # never tried: worth what a new host is likely to answer
-            index *= self.answer_rate()
+            index *= self.rate
         # ties go to the link found first: the order of the hosts' queues is not state (a
         # host's queue comes back at the end when a URL in flight at a stop is put back)
         return (-index, top.seq, bucket, top)
@@ -133,6 +136,10 @@ class HostBandit:
         are found and one whose host is ready; puts the current ones back."""
         tops = self.tops
         everything, risen = self.queues.risen()
+        rate = self.answer_rate()
+        if rate != self.rate:  # every never-tried host's key moved: the index is made again
+            self.rate = rate
+            everything = True
         if everything:
             tops.shut = {}
             tops.reset([item for item in map(self.item, self.queues.buckets())

@@ -16,7 +16,13 @@ release.
 
 from __future__ import annotations
 
+import os
+
 import nox
+
+# the sessions' packages with their bytecode: uv installs without it and, where
+# PYTHONDONTWRITEBYTECODE is set, every crawl a test starts would compile them from source again
+os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
 
 #: the supported releases, oldest first; keep in step with pyproject.toml's ``scrapy`` range
 SCRAPY = ["2.14", "2.15", "2.16", "2.17", "2.18", "2.19"]

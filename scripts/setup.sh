@@ -39,4 +39,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/python -c "import scrapy, numpy, sklearn, w3lib, pytest_twisted, xdist, scrapy_playwright, warcio, xxhash, mkdocs"
     touch "$stamp"
 fi
+# Python's bytecode, written once: uv installs without it, and where PYTHONDONTWRITEBYTECODE is
+# set no process writes it, so every `scrapy crawl` (and test worker) would compile Scrapy,
+# Twisted, scikit-learn and focuscrawl from source again at each start
+compiled=.venv/.focuscrawl-compiled
+if [ ! -f "$compiled" ] || [ "$stamp" -nt "$compiled" ]; then
+    .venv/bin/python -m compileall -q -j 0 .venv/lib >/dev/null 2>&1 || true  # a test file of a package may not parse
+    touch "$compiled"
+fi
+.venv/bin/python -m compileall -q -j 0 focuscrawl spiders settings tests bench >/dev/null
 echo "setup: ready (.venv/bin/scrapy, .venv/bin/pytest)"

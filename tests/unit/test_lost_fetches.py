@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from focuscrawl.core.frontier.slack import AdaptiveSlack
 from focuscrawl.core.learned.bandit import HostBandit
 from tests.support.learned import learned, virtual_crawl
 
@@ -87,3 +88,20 @@ def test_a_failed_fetch_is_no_page_for_the_retrain_cadence():
     assert f.stats["pages"] == len(order)  # each labelled
     assert f.valuation.answered_pages == len(order) - failed
     assert f.stats["retrains"] == f.valuation.answered_pages // 5
+
+
+def test_a_failed_fetch_is_no_page_for_the_slacks_pace():
+    """A crawl bounded by time takes every idle server's page once its pace per page says the
+    page budget outlasts the deadline; a fetch that gave no page is no page for that pace (the
+    order still labels its link), else a crawl among hosts that do not answer looks fast
+    enough to be bounded by pages, and waits for its best servers."""
+    web = _web_with_dead_links(5)
+    f = learned(explore_hosts=0.0)  # every URL through the slack (the bandit's are not)
+    ticks = iter(range(10**6))
+    f.adaptive_slack = AdaptiveSlack(0.5, clock=lambda: float(next(ticks)), deadline=1e9,
+                                     pages_left=lambda: 10_000)
+    order = virtual_crawl(f, web, ["http://portal.test/"], limit=150)
+    failed = sum(1 for u in order if u not in web)
+    assert failed > 20 and f.valuation.stats["fetch_failures"] == failed
+    assert f.adaptive_slack._labels == len(order) - failed
+    assert not f.adaptive_slack.pending  # nothing left waiting for a label

@@ -260,6 +260,9 @@ class QueueFrontier:
     def failed(self, url: str, learn: bool = True) -> None:
         """A URL handed out gave no page: a fetch error or a status >= 400 (``learn``), or a
         redirect (its target comes back as a link of its own)."""
+        if self.adaptive_slack is not None:
+            # no page: the slack's pace is time per page (an order may still label the link)
+            self.adaptive_slack.no_page(url)
         self.valuation.failed(url, learn)
 
     def flush(self) -> None:

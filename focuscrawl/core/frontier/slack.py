@@ -106,6 +106,11 @@ class AdaptiveSlack:
         if len(self.pending) > PENDING:  # pages never labelled (redirected, failed): oldest out
             del self.pending[next(iter(self.pending))]
 
+    def no_page(self, url: str) -> None:
+        """``url`` gave no page (an error, a refusal, a redirect): never labelled here, so the
+        pace per page (``ends_by_time``) does not count it, however the order labels it."""
+        self.pending.pop(url, None)
+
     def labelled(self, url: str, hot: bool) -> None:
         """``url``'s page was scored: relevant (``hot``) or not."""
         k = self.pending.pop(url, None)

@@ -45,6 +45,12 @@ MIN_LANGUAGE_LETTERS = 20
 MAX_CHARS = 2_000_000
 #: CPU seconds one extraction may take (on the main thread: see :func:`_cpu_limit`)
 TIMEOUT = 2.0
+#: resiliparse's main-content step walks each element's ancestors in one C call, which no
+#: timer interrupts: a page whose elements' depths add up to more than this (a few tenths of
+#: a second of that walk) is not extracted (100,000 nested <div>s held the reactor for minutes)
+MAX_DEPTH_SUM = 10_000_000
+#: a page of fewer tags than this cannot reach MAX_DEPTH_SUM's cost, so its depths go uncounted
+_DEPTH_CHECK_TAGS = 4_000
 
 logger = logging.getLogger(__name__)
 
@@ -265,9 +271,34 @@ def _resiliparse(html: str, url: str, mode: str) -> PageContent:
     from resiliparse.parse.html import HTMLTree
 
     tree = HTMLTree.parse(html)
+    if html.count("<") > _DEPTH_CHECK_TAGS and tree.body is not None and _too_deep(tree):
+        return PageContent(mode, failed="too_deep")
     text = extract_plain_text(tree, main_content=True, comments=False, post_meta=False,
                               alt_texts=False, form_fields=False, noscript=False)
     return _page(mode, stated(lexbor_sources(tree), url), url, text, text)
+
+
+class _Deep(Exception):
+    pass
+
+
+def _too_deep(tree: Any) -> bool:
+    """Whether the elements' depths add up to more than MAX_DEPTH_SUM (the walk stops there)."""
+    from resiliparse.parse.html import traverse_dom
+
+    total = 0
+
+    def count(context: Any) -> None:
+        nonlocal total
+        total += context.depth
+        if total > MAX_DEPTH_SUM:
+            raise _Deep
+
+    try:
+        traverse_dom(tree.body, start_callback=count, elements_only=True)
+    except _Deep:
+        return True
+    return False
 
 
 def _plain_text(body: Any) -> str:

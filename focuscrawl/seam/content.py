@@ -9,7 +9,7 @@ and cut the response the crawl sees at ``FOCUS_MAX_PAGE_BYTES``, keeping the who
 this alone (``meta[WHOLE_BODY]``, dropped once used).  The extraction runs in the reactor's
 thread: off it, in a thread, it was slower (the GIL), see docs/benchmarks.md.  The stats:
 ``focus/content/extracted``, ``focus/content/failed`` (and ``.../failed/<reason>``: empty,
-binary, too_large, timeout, unparsable, error), ``focus/content/no_text`` (no main content
+binary, too_large, timeout, too_deep, unparsable, error), ``focus/content/no_text`` (no main content
 found: "") and ``focus/content/language/<code>`` (``unknown``: none found), the language mix
 the dashboard shows.
 """

@@ -260,3 +260,14 @@ def test_an_extraction_past_its_cpu_time_is_abandoned_and_the_next_one_works() -
     assert page.failed == "timeout" and page.text == "the visible text of the page"
     after = extract_content(article(), URL, "markdown", timeout=0.05 * 100)
     assert not after.failed and PARAGRAPHS[0] in after.text
+
+
+def test_a_page_nested_past_what_the_extractor_can_walk_gets_its_visible_text() -> None:
+    # 100,000 nested <div>s held the reactor for minutes in one C call, which no timer stops
+    deep = article(body_extra="<div>" * 100_000 + "deep words" + "</div>" * 100_000)
+    page = extract_content(deep, URL, "text", fallback=FALLBACK)
+    assert page.failed == "too_deep" and page.text == "the visible text of the page"
+    # an ordinary page with as many tags, not deep, is extracted
+    wide = article(body_extra="".join(f"<div><p>item {i}</p></div>" for i in range(3_000)))
+    page = extract_content(wide, URL, "text", fallback=FALLBACK)
+    assert not page.failed and PARAGRAPHS[0] in page.text

@@ -28,7 +28,14 @@ def test_the_spider_and_scrapys_offsite_filter_agree(given):
     crawler = get_crawler(Spider)
     crawler.spider = spider
     offsite = OffsiteMiddleware.from_crawler(crawler)
-    for url in URLS:
+    offsite.spider_opened(spider)  # as the engine does: Scrapy 2.14 builds its filter only then
+    urls = URLS
+    if any(":" in d for d in domains) and not offsite.should_follow(Request("http://[::1]/"),
+                                                                    spider):
+        # Scrapy 2.14-2.16 take an IPv6 address's last group for a port and ignore the entry
+        # (docs/crawling.md): there the two agree on the other URLs only
+        urls = [u for u in URLS if "[" not in u]
+    for url in urls:
         assert in_domains(url, domains) == offsite.should_follow(Request(url), spider), url
     # a port is no other domain: the host on every port is let through
     if "a.test" in domains:

@@ -4,12 +4,12 @@
 #
 # The tests spend most of their time waiting on what they start (loopback web servers,
 # redis-server, Scrapyd, Chromium, `scrapy crawl` subprocesses, politeness delays), so they run
-# in 4 pytest-xdist worker processes, even on 2 cores: the waits overlap, and on a machine
-# shared with a CPU-bound process the suite still gets most of the CPU.  "worksteal" starts each
-# worker on a contiguous part of the suite (a module's fixtures mostly built once) and lets an
-# idle worker take tests from a busy one.  mypy and mkdocs use the CPU those waits leave; their
-# output is shown only if they fail.  Arguments are passed on to pytest: `-n 0` runs in one
-# process.
+# in 8 pytest-xdist worker processes, even on 2 cores: the waits overlap (with 4 the suite used
+# about one core), and on a machine shared with a CPU-bound process the suite still gets most
+# of the CPU.  "worksteal" starts each worker on a contiguous part of the suite (a module's
+# fixtures mostly built once) and lets an idle worker take tests from a busy one.  mypy and
+# mkdocs use the CPU those waits leave; their output is shown only if they fail.  Arguments
+# are passed on to pytest: `-n 0` runs in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -24,7 +24,7 @@ mypy=$!
 .venv/bin/mkdocs build --strict --site-dir "$checks/site" >"$checks/mkdocs.log" 2>&1 &
 mkdocs=$!
 status=0
-.venv/bin/python -m pytest -n 4 --dist worksteal "$@" || status=$?
+.venv/bin/python -m pytest -n 8 --dist worksteal "$@" || status=$?
 if ! wait $mypy; then
     cat "$checks/mypy.log"
     echo "test: mypy focuscrawl spiders found errors"

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 
-from focuscrawl import config
 from focuscrawl.core.classifier import Features, PageClassifier
 from focuscrawl.core.learned import PageDigest
 from focuscrawl.core.urls import canonical
@@ -45,8 +44,10 @@ class ExamplePages:
                  seeds: list[str], relevant_score: float, weight: float,
                  seeds_undecided: bool = False) -> None:
         self.crawler = crawler
-        self._fit_at_start = bool(positives or negatives or seeds_undecided)
-        crawler.signals.connect(self._import_learner, signal=scrapy.signals.spider_opened)
+        # scikit-learn's first import (scipy's) takes seconds, more on a loaded machine: taken
+        # here, before the crawl starts, not in the first fit, where it stalled the event loop
+        # past a distributed worker's heartbeat (its URLs were reaped and fetched twice)
+        importlib.import_module("sklearn.linear_model")
         self.classifier = PageClassifier(positive_score=relevant_score,
                                          negative_score=relevant_score * NEGATIVE_SHARE)
         self.weight = weight
@@ -66,16 +67,6 @@ class ExamplePages:
             crawler.signals.connect(self.seeds_judged, signal=focus_signals.seeds_judged)
 
     # -- before the crawl -------------------------------------------------------------------
-    def _import_learner(self) -> None:
-        """scikit-learn's first import (scipy's) takes a second of CPU or more: taken before
-        the crawl starts where a first fit is certain (examples) or a stall of the event loop
-        costs (a distributed worker: past its heartbeat its URLs were reaped and fetched
-        twice); a crawl of the standalone scheduler takes it at its first fit, a pause once,
-        and many short crawls never fit."""
-        scheduler = self.crawler.settings.get("SCHEDULER")
-        if self._fit_at_start or scheduler != config.OPTIONS["SCHEDULER"].default:
-            importlib.import_module("sklearn.linear_model")
-
     def resume(self, state: dict[str, Any] | None) -> bool:
         """A resumed crawl's classifier (JOBDIR): whether there was one (then nothing is
         fetched again)."""

@@ -237,10 +237,6 @@ def configured_spider(values: dict, **settings) -> TopicSpider:
             def send_catch_log(*args, **kwargs):
                 return []
 
-            @staticmethod
-            def connect(*args, **kwargs):
-                pass
-
     spider.crawler = FakeCrawler
     spider._configure()
     return spider

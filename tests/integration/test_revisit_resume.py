@@ -73,9 +73,10 @@ def test_kill_and_resume_keep_versions_and_rates(tmp_path: Path) -> None:
     run2 = rows[killed:]
     assert sum(r["status"] == 304 for r in run2) > 0
     # ... and their observations: every revisit of a kept page but those a kill or the close
-    # left unprocessed is in the final state
+    # left unprocessed is in the final state (at each of the two stops, per server, one
+    # answered and not yet parsed and one in flight, the server free once a download ends)
     state, _ = SQLiteStore(jobdir / STATE_FILE).load()
     kept = state["frontier"]["revisit"]["pages"]
     observed = sum(page["stats"][0] + sum(c[1] for c in page["stats"][2]) for page in kept)
     revisits = sum(len(fetches[p["url"]]) - 1 for p in kept if p["url"] in fetches)
-    assert revisits - 2 * HOSTS <= observed <= revisits
+    assert revisits - 2 * 2 * HOSTS <= observed <= revisits
